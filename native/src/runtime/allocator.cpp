@@ -1,0 +1,162 @@
+// The caching allocator: one VkBuffer + VkDeviceMemory per block, sized to a size class (at most
+// 25% above the request), kept in a cache when freed and reused by the next request that fits.
+#include <algorithm>
+#include <bit>
+
+#include "runtime/env.hpp"
+#include "runtime/internal.hpp"
+
+namespace nxvk {
+
+uint64_t Allocator::size_class(uint64_t bytes) {
+  constexpr uint64_t kMin = 256;
+  if (bytes <= kMin) return kMin;
+  // Four classes per power of two: 1, 1.25, 1.5, 1.75 times it.
+  uint64_t top = std::bit_floor(bytes);
+  uint64_t step = top / 4;
+  return (bytes + step - 1) / step * step;
+}
+
+Allocator::~Allocator() { release_cache(); }
+
+std::unique_ptr<BufferBlock> Allocator::take(uint64_t bytes, MemoryPool pool, const char* op) {
+  const Capabilities& caps = device_.caps;
+  auto too_large = [&](const char* limit, uint64_t value) {
+    fail(ErrorKind::Unsupported, std::string(op) + ": " + std::to_string(bytes) +
+                                     " bytes exceeds the device's " + limit + " (" +
+                                     std::to_string(value) + " bytes)");
+  };
+  if (bytes > caps.max_memory_allocation_size) too_large("maxMemoryAllocationSize", caps.max_memory_allocation_size);
+  if (bytes > caps.max_buffer_size) too_large("maxBufferSize", caps.max_buffer_size);
+  if (caps.device_local_heap_size != 0 && bytes > caps.device_local_heap_size)
+    fail(ErrorKind::OutOfDeviceMemory, std::string(op) + ": " + std::to_string(bytes) +
+                                           " bytes exceeds the device-local heap (" +
+                                           std::to_string(caps.device_local_heap_size) + " bytes)");
+  uint64_t capacity = size_class(bytes);
+  // Rounding must never push a legal request over a limit.
+  capacity = std::min({capacity, caps.max_memory_allocation_size, caps.max_buffer_size});
+  capacity = std::max<uint64_t>(capacity, std::max<uint64_t>(bytes, 4));
+
+  {
+    std::lock_guard lock(mutex_);
+    auto& cache = cache_[static_cast<int>(pool)];
+    auto it = cache.lower_bound(capacity);
+    // Reuse a cached block of this class, or of a larger one if it is not more than 2x the need.
+    if (it != cache.end() && it->first <= capacity * 2) {
+      auto block = std::move(it->second);
+      cache.erase(it);
+      stats_.bytes_cached -= block->capacity;
+      stats_.cached_buffers -= 1;
+      stats_.cache_hits += 1;
+      stats_.live_buffers += 1;
+      stats_.bytes_in_use += block->capacity;
+      stats_.bytes_requested += bytes;
+      stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+      return block;
+    }
+  }
+  std::unique_ptr<BufferBlock> block;
+  try {
+    block = create(capacity, pool, op);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::OutOfDeviceMemory) throw;
+    // Memory is full: give the cache back to the driver and try once more.
+    release_cache();
+    block = create(capacity, pool, op);
+  }
+  std::lock_guard lock(mutex_);
+  stats_.allocations += 1;
+  stats_.live_buffers += 1;
+  stats_.bytes_in_use += block->capacity;
+  stats_.bytes_requested += bytes;
+  stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+  return block;
+}
+
+std::unique_ptr<BufferBlock> Allocator::create(uint64_t capacity, MemoryPool pool, const char* op) {
+  const std::string what = std::string(op) + ": allocating " + std::to_string(capacity) + " bytes";
+  auto block = std::make_unique<BufferBlock>();
+  block->capacity = capacity;
+  block->pool = pool;
+  VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  info.size = capacity;
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  device_.check(vkCreateBuffer(device_.device, &info, nullptr, &block->buffer),
+                (what + ": vkCreateBuffer").c_str());
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device_.device, block->buffer, &req);
+  const uint32_t type = pool == MemoryPool::Tensor ? device_.tensor_memory_type : device_.staging_memory_type;
+  VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  alloc.allocationSize = req.size;
+  alloc.memoryTypeIndex = type;
+  VkResult result = vkAllocateMemory(device_.device, &alloc, nullptr, &block->memory);
+  if (result != VK_SUCCESS) {
+    vkDestroyBuffer(device_.device, block->buffer, nullptr);
+    device_.check(result, (what + ": vkAllocateMemory").c_str());
+  }
+  try {
+    device_.check(vkBindBufferMemory(device_.device, block->buffer, block->memory, 0),
+                  (what + ": vkBindBufferMemory").c_str());
+    const bool map = pool == MemoryPool::Staging || device_.tensors_mapped;
+    if (map)
+      device_.check(vkMapMemory(device_.device, block->memory, 0, VK_WHOLE_SIZE, 0, &block->mapped),
+                    (what + ": vkMapMemory").c_str());
+  } catch (...) {
+    destroy(*block);
+    throw;
+  }
+  return block;
+}
+
+void Allocator::destroy(BufferBlock& block) {
+  if (block.mapped != nullptr) vkUnmapMemory(device_.device, block.memory);
+  vkDestroyBuffer(device_.device, block.buffer, nullptr);
+  vkFreeMemory(device_.device, block.memory, nullptr);
+  block.buffer = VK_NULL_HANDLE;
+  block.memory = VK_NULL_HANDLE;
+  block.mapped = nullptr;
+}
+
+void Allocator::give(std::unique_ptr<BufferBlock> block, uint64_t requested) {
+  if (!block) return;
+  std::unique_lock lock(mutex_);
+  stats_.live_buffers -= 1;
+  stats_.bytes_in_use -= block->capacity;
+  stats_.bytes_requested -= requested;
+  if (cache_limit_ == 0) {
+    // Cache up to NX_VULKAN_CACHE_MAX bytes, by default a quarter of the device-local heap.
+    uint64_t heap = device_.caps.device_local_heap_size;
+    cache_limit_ = env::number("NX_VULKAN_CACHE_MAX").value_or(heap ? heap / 4 : (1ull << 30));
+    if (cache_limit_ == 0) cache_limit_ = 1;
+  }
+  if (stats_.bytes_cached + block->capacity <= cache_limit_) {
+    stats_.bytes_cached += block->capacity;
+    stats_.cached_buffers += 1;
+    uint64_t capacity = block->capacity;
+    cache_[static_cast<int>(block->pool)].emplace(capacity, std::move(block));
+    return;
+  }
+  lock.unlock();
+  destroy(*block);
+}
+
+void Allocator::release_cache() {
+  std::multimap<uint64_t, std::unique_ptr<BufferBlock>> released[2];
+  {
+    std::lock_guard lock(mutex_);
+    for (int p = 0; p < 2; ++p) released[p].swap(cache_[p]);
+    stats_.bytes_cached = 0;
+    stats_.cached_buffers = 0;
+  }
+  for (auto& cache : released)
+    for (auto& [size, block] : cache) destroy(*block);
+}
+
+MemoryStats Allocator::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+}  // namespace nxvk
