@@ -1,0 +1,96 @@
+// Building blocks for the GLSL that op kernels are generated from at run time (compiled by
+// shaderc, cached by source hash). One place decides how each Nx type is stored and held:
+//  - 8- and 16-bit types are stored packed in 32-bit words (no 8/16-bit storage feature needed);
+//    a kernel writing them produces whole words, so no two invocations share a word;
+//  - f16 and bf16 are converted by integer code with round-to-nearest-even, never by the driver;
+//  - 64-bit types use uint64_t / int64_t / double arrays and need int64 / float64.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nxvk/tensor.hpp"
+
+namespace nxvk::gen {
+
+constexpr uint32_t kWorkgroupSize = 256;
+
+// GLSL type that holds a value of `type` in registers.
+std::string value_type(DType type);
+// Floating-point arithmetic for float ops: "double" where the device has f64 (so f32, f16 and
+// bf16 results are rounded once from a far more precise value, as Nx.BinaryBackend does), else
+// "float".
+std::string float_compute_type(const Capabilities& caps);
+
+// `#version`, extensions, the workgroup size (specialization constant 0) and conversion helpers:
+//   float nx_half_to_float(uint bits)      uint nx_float_to_half(float v)   (RNE, exact bits)
+//   float nx_bf16_to_float(uint bits)      uint nx_float_to_bf16(float v)   (RNE, NaN kept quiet)
+//   uint nx_double_to_half(double), uint nx_double_to_bf16(double), float nx_double_to_float(double)
+// (the double helpers only where the device has f64).
+std::string preamble(const Capabilities& caps);
+
+// `layout(std430, binding = B) buffer NAME_t { <elem> w[]; } NAME;` for elements of `type`.
+std::string buffer(uint32_t binding, const std::string& name, DType type, bool read_only);
+// Params block at `binding`: `layout(...) readonly buffer Params_t { uint p[]; } params;`
+std::string params_buffer(uint32_t binding);
+
+// Expression reading element `index` (a uint expression, evaluated more than once: pass a
+// variable) of buffer `name` as value_type(type).
+std::string load(DType type, const std::string& name, const std::string& index);
+
+// Expression converting `expr`, held as value_type(from) (or as `double`/`float` when `from` is a
+// float computed in float_compute_type), to value_type(to) by Nx's as_type rules. Declared here so
+// every kernel converts the same way; implemented with the casts.
+std::string convert(const Capabilities& caps, DType from, DType to, const std::string& expr,
+                    const std::string& from_glsl_type = "");
+
+// A `void main()` that writes all `n` (push constant pc.n) elements of output buffer `out` of
+// type `out_type`. `body` is GLSL statements that, given `uint i` (the flat output index),
+// declare `<v_type> v` holding element i. For float outputs v may be "double" or "float" and is
+// rounded to the output type here, once, to nearest even (bf16: as Nx.BinaryBackend, the f32
+// value truncated), with NaN written as Nx's canonical quiet NaN; for other outputs v_type must
+// be value_type(out_type). Narrow types are packed into whole words; the loop is grid-stride,
+// so any n fits in a bounded dispatch. `canonical_nan=false` keeps f32/f64 NaN bits.
+std::string elementwise_main(DType out_type, const std::string& out, const std::string& body,
+                             const std::string& v_type, bool canonical_nan = true);
+
+// Expression giving the stored bits of `v` (held as `v_type`) for the output type: a uint for
+// types of 32 bits or less, else the 64-bit storage value. Used by elementwise_main and by
+// kernels that store by themselves (reductions).
+std::string store_value(DType out_type, const std::string& v, const std::string& v_type,
+                        bool canonical_nan = true);
+
+// The unsigned type of the same size, for kernels that move elements without computing on them
+// (transpose, slice, pad, ...): they copy bits, so NaN payloads and -0.0 survive as in Nx.
+// 8-byte types use u64 where the device has int64, else f64 (a double load/store keeps bits).
+DType bits_type(DType type, const Capabilities& caps);
+
+// Number of invocations elementwise_main needs for n elements of `out_type`.
+uint64_t elementwise_invocations(DType out_type, uint64_t n);
+
+// Strided reads: a GLSL function `uint NAME(uint i)` mapping the flat output index i to the
+// element index of an operand, from params p[offset...]: rank r, then r output dims, then r
+// operand strides (0 for a broadcast axis). `param_words` appends those words.
+std::string strided_index_function(const std::string& name, uint32_t offset);
+void append_strided_params(std::vector<uint32_t>& params, const Shape& out_shape,
+                           const std::vector<int64_t>& strides);
+// Row-major strides of `shape` (in elements).
+std::vector<int64_t> contiguous_strides(const Shape& shape);
+
+// Dispatches generated kernel `glsl` (named `name` in errors) over `invocations` invocations,
+// with `buffers` at bindings 0..n-1 and `push` as push constants.
+void launch(Device& device, const std::string& name, const std::string& glsl,
+            std::span<const BufferView> buffers, std::span<const std::byte> push,
+            uint64_t invocations);
+
+// Elements must fit a 32-bit index in kernels.
+void check_index_range(const std::string& op, int64_t elements);
+
+template <class T>
+std::span<const std::byte> bytes_of(const T& value) {
+  return std::as_bytes(std::span<const T>(&value, 1));
+}
+
+}  // namespace nxvk::gen
