@@ -1,0 +1,140 @@
+// Bandwidth of elementwise ops and reductions against the copy bandwidth measured in the same run.
+//
+//   nxvk_bench_ops [--elements N] [--reps R] [--iters I] [--only NAME]
+//
+// Method: inputs are random (never zeros); each case runs once to warm up (kernel compile,
+// pipeline creation, allocation), then R repetitions of I back-to-back dispatches, each
+// repetition timed by the wall clock from the first record to the completion of a sync, divided
+// by I. The median repetition is reported, with the bytes the op must move (reads + writes) per
+// second and the ratio to the best copy bandwidth of this run (vkCmdCopyBuffer or our copy
+// kernel, whichever is faster).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "nxvk/ops.hpp"
+
+using namespace nxvk;
+
+namespace {
+
+struct Options {
+  int64_t elements = 256ll << 20;
+  int reps = 7;
+  int iters = 10;
+  std::string only;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Seconds per iteration of `body` (median over reps), after one warm-up call.
+double time_op(Device& device, const Options& o, const std::function<void()>& body) {
+  body();
+  device.sync();
+  std::vector<double> samples;
+  for (int r = 0; r < o.reps; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < o.iters; ++i) body();
+    device.sync();
+    auto end = std::chrono::steady_clock::now();
+    samples.push_back(std::chrono::duration<double>(end - start).count() / o.iters);
+  }
+  return median(samples);
+}
+
+Tensor random_f32(Device& device, const Shape& shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<float> host(static_cast<size_t>(shape_size(shape)));
+  for (auto& x : host) x = dist(rng);
+  return from_binary(device, DType::F32, shape, std::as_bytes(std::span<const float>(host)));
+}
+
+struct Row {
+  std::string name;
+  double seconds;
+  double bytes;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i];
+    if (k == "--elements") o.elements = std::stoll(argv[i + 1]);
+    else if (k == "--reps") o.reps = std::stoi(argv[i + 1]);
+    else if (k == "--iters") o.iters = std::stoi(argv[i + 1]);
+    else if (k == "--only") o.only = argv[i + 1];
+  }
+  try {
+    auto device = Device::open("");
+    const int64_t n = o.elements;
+    const int64_t cols = 4096;
+    const int64_t rows = n / cols;
+    const double b4 = 4.0 * double(n);
+    std::printf("device: %s; %lld f32 elements (%.0f MiB per tensor); median of %d reps x %d iters\n\n",
+                device->caps().name.c_str(), (long long)n, b4 / (1 << 20), o.reps, o.iters);
+    Tensor a = random_f32(*device, {rows, cols}, 1);
+    Tensor b = random_f32(*device, {rows, cols}, 2);
+    Tensor row_vec = random_f32(*device, {cols}, 3);
+    Tensor col_vec = random_f32(*device, {rows, 1}, 4);
+    auto scratch = device->allocate(a.bytes());
+    std::vector<Row> rows_out;
+    auto run = [&](const std::string& name, double bytes, const std::function<void()>& body) {
+      if (!o.only.empty() && name.find(o.only) == std::string::npos) return;
+      try {
+        rows_out.push_back({name, time_op(*device, o, body), bytes});
+      } catch (const std::exception& e) {
+        std::printf("%-34s failed: %s\n", name.c_str(), e.what());
+      }
+    };
+    run("copy (vkCmdCopyBuffer)", 2 * b4, [&] { device->copy(*a.buffer, 0, *scratch, 0, a.bytes()); });
+    run("copy (kernel, uvec4)", 2 * b4, [&] {
+      const uint32_t spec[] = {256};
+      uint32_t vec4s = static_cast<uint32_t>(n / 4);
+      BufferView views[] = {{a.buffer}, {scratch}};
+      uint32_t groups = std::min<uint32_t>((vec4s + 255) / 256, 65535);
+      device->dispatch({"copy_vec4", "", 2}, views, std::as_bytes(std::span<const uint32_t>(&vec4s, 1)),
+                       {groups}, spec);
+    });
+    run("negate f32", 2 * b4, [&] { (void)unary(UnaryOp::negate, a, DType::F32); });
+    run("exp f32", 2 * b4, [&] { (void)unary(UnaryOp::exp, a, DType::F32); });
+    run("sigmoid f32", 2 * b4, [&] { (void)unary(UnaryOp::sigmoid, a, DType::F32); });
+    run("add f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::add, a, b, DType::F32, a.shape); });
+    run("multiply f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::multiply, a, b, DType::F32, a.shape); });
+    run("add f32 [R,C] + [C] broadcast", 2 * b4, [&] { (void)binary(BinaryOp::add, a, row_vec, DType::F32, a.shape); });
+    run("add f32 [R,C] + [R,1] broadcast", 2 * b4, [&] { (void)binary(BinaryOp::add, a, col_vec, DType::F32, a.shape); });
+    run("sum f32 all axes", b4, [&] { (void)reduce(ReduceOp::sum, a, {0, 1}, false, DType::F32); });
+    run("sum f32 axis 1 (rows)", b4, [&] { (void)reduce(ReduceOp::sum, a, {1}, false, DType::F32); });
+    run("sum f32 axis 0 (columns)", b4, [&] { (void)reduce(ReduceOp::sum, a, {0}, false, DType::F32); });
+
+    double copy_bw = 0;
+    for (const auto& r : rows_out)
+      if (r.name.rfind("copy", 0) == 0) copy_bw = std::max(copy_bw, r.bytes / r.seconds);
+    std::printf("| op | time (ms) | GB/s | %% of copy |\n|---|---:|---:|---:|\n");
+    for (const auto& r : rows_out) {
+      double bw = r.bytes / r.seconds;
+      std::printf("| %s | %.3f | %.1f | %.0f%% |\n", r.name.c_str(), r.seconds * 1e3, bw / 1e9,
+                  copy_bw > 0 ? 100.0 * bw / copy_bw : 0.0);
+    }
+    std::printf("\nelements/s (same-shape add): %.3g\n",
+                [&] {
+                  for (const auto& r : rows_out)
+                    if (r.name == "add f32 same shape") return double(n) / r.seconds;
+                  return 0.0;
+                }());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nxvk_bench_ops: %s\n", e.what());
+    return 1;
+  }
+}
