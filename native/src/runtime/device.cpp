@@ -74,6 +74,14 @@ Device::Device(Private, uint32_t index, const DeviceOptions& options)
   apply_capability_mask(s.caps, mask);
   const Capabilities& caps = s.caps;
 
+  // Options and environment are read before the VkDevice exists, so a bad value leaks nothing.
+  uint64_t batch_env = 64;
+  if (auto n = env::number("NX_VULKAN_BATCH_MAX")) batch_env = *n;
+  else if (auto m = env::number("NXV_BATCH_MAX")) batch_env = *m;
+  const uint32_t batch_max =
+      options.batch_max ? *options.batch_max : static_cast<uint32_t>(std::min<uint64_t>(batch_env, UINT32_MAX));
+  const bool force_staging = options.force_staging.value_or(env::flag("NX_VULKAN_FORCE_STAGING"));
+
   // Enable exactly the features the (masked) capabilities report, so a shader that uses a masked
   // feature is caught by the validation layer instead of silently working.
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
@@ -146,40 +154,44 @@ Device::Device(Private, uint32_t index, const DeviceOptions& options)
   info.ppEnabledExtensionNames = extensions.data();
   nxvk::check(vkCreateDevice(s.physical, &info, nullptr, &s.device),
               ("open device " + caps.name + ": vkCreateDevice").c_str());
-  vkGetDeviceQueue(s.device, s.queue_family, 0, &s.queue);
-  if (caps.push_descriptor)
-    s.push_descriptor_set = reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(
-        vkGetDeviceProcAddr(s.device, "vkCmdPushDescriptorSetKHR"));
+  try {
+    vkGetDeviceQueue(s.device, s.queue_family, 0, &s.queue);
+    if (caps.push_descriptor)
+      s.push_descriptor_set = reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(
+          vkGetDeviceProcAddr(s.device, "vkCmdPushDescriptorSetKHR"));
 
-  // Memory types: tensors on the largest device-local heap; zero-copy when that memory is also
-  // host-visible, coherent and cached, unless staging is forced.
-  VkPhysicalDeviceMemoryProperties memory;
-  vkGetPhysicalDeviceMemoryProperties(s.physical, &memory);
-  const bool force_staging = options.force_staging.value_or(env::flag("NX_VULKAN_FORCE_STAGING"));
-  const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  int tensor_type = -1;
-  if (caps.unified_memory && !force_staging) {
-    tensor_type = find_memory_type(memory, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | host |
-                                               VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
-    s.tensors_mapped = tensor_type >= 0;
+    // Memory types: tensors on the largest device-local heap; zero-copy when that memory is also
+    // host-visible, coherent and cached, unless staging is forced.
+    VkPhysicalDeviceMemoryProperties memory;
+    vkGetPhysicalDeviceMemoryProperties(s.physical, &memory);
+    const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    int tensor_type = -1;
+    if (caps.unified_memory && !force_staging) {
+      tensor_type = find_memory_type(memory, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | host |
+                                                 VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+      s.tensors_mapped = tensor_type >= 0;
+    }
+    if (tensor_type < 0) tensor_type = find_memory_type(memory, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if (tensor_type < 0) tensor_type = 0;
+    int staging_type = find_memory_type(memory, host | VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+    if (staging_type < 0) staging_type = find_memory_type(memory, host);
+    if (staging_type < 0)
+      fail(ErrorKind::Unsupported, "open device " + caps.name + ": no host-visible coherent memory type");
+    s.tensor_memory_type = static_cast<uint32_t>(tensor_type);
+    s.staging_memory_type = static_cast<uint32_t>(staging_type);
+
+    s.allocator = std::make_unique<Allocator>(s);
+    s.pipelines = std::make_unique<PipelineStore>(s);
+    s.executor = std::make_unique<Executor>(s, batch_max);
+  } catch (...) {
+    // The destructor does not run for a constructor that throws: release what exists.
+    s.executor.reset();
+    s.pipelines.reset();
+    s.allocator.reset();
+    vkDestroyDevice(s.device, nullptr);
+    s.device = VK_NULL_HANDLE;
+    throw;
   }
-  if (tensor_type < 0) tensor_type = find_memory_type(memory, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-  if (tensor_type < 0) tensor_type = 0;
-  int staging_type = find_memory_type(memory, host | VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
-  if (staging_type < 0) staging_type = find_memory_type(memory, host);
-  if (staging_type < 0)
-    fail(ErrorKind::Unsupported, "open device " + caps.name + ": no host-visible coherent memory type");
-  s.tensor_memory_type = static_cast<uint32_t>(tensor_type);
-  s.staging_memory_type = static_cast<uint32_t>(staging_type);
-
-  uint32_t batch_max = 64;
-  if (auto n = env::number("NX_VULKAN_BATCH_MAX")) batch_max = static_cast<uint32_t>(*n);
-  else if (auto m = env::number("NXV_BATCH_MAX")) batch_max = static_cast<uint32_t>(*m);
-  if (options.batch_max) batch_max = *options.batch_max;
-
-  s.allocator = std::make_unique<Allocator>(s);
-  s.pipelines = std::make_unique<PipelineStore>(s);
-  s.executor = std::make_unique<Executor>(s, batch_max);
 }
 
 Device::~Device() {

@@ -1,6 +1,7 @@
 #include "runtime/env.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 #include "nxvk/error.hpp"
@@ -25,8 +26,11 @@ std::optional<uint64_t> number(const char* name) {
   auto value = get(name);
   if (!value) return std::nullopt;
   char* end = nullptr;
+  // strtoull alone would accept leading blanks and a sign ("-3" wraps to 2^64 - 3): digits only.
+  const bool digits = (*value)[0] >= '0' && (*value)[0] <= '9';
+  errno = 0;
   unsigned long long n = std::strtoull(value->c_str(), &end, 10);
-  if (end == value->c_str() || *end != '\0')
+  if (!digits || errno == ERANGE || end == value->c_str() || *end != '\0')
     fail(ErrorKind::InvalidArgument,
          std::string(name) + ": expected a non-negative integer, got \"" + *value + "\"");
   return n;
