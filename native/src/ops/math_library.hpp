@@ -1,0 +1,21 @@
+// Our own math library in GLSL: Vulkan's built-ins are not accurate enough on every device
+// (only add/sub/mul are correctly rounded; GLSL.std.450 has no f64 exp/log/sin/pow at all).
+// math_library_glsl(caps) returns GLSL, appended after gen::preamble, defining for every
+// NAME in {exp expm1 log log1p sigmoid cos sin tan cosh sinh tanh acos asin atan acosh asinh
+// atanh sqrt rsqrt cbrt erf erfc erf_inv} and for pow(x, y), atan2(y, x):
+//   double nx_NAME(double x)     (only where caps.float64)  f64 path, also used for f32/f16/bf16
+//                                tensors on f64 devices (rounded once by nx_double_to_float)
+//   float  nx_NAME_f32(float x)  f32-only path for devices without f64
+// Special values follow C99 Annex F (as Nx.BinaryBackend, which calls the C library through
+// Erlang). docs/CAPABILITIES.md states the measured accuracy of each function.
+#pragma once
+
+#include <string>
+
+#include "nxvk/capabilities.hpp"
+
+namespace nxvk::gen {
+
+std::string math_library_glsl(const Capabilities& caps);
+
+}  // namespace nxvk::gen
