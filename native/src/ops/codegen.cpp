@@ -63,6 +63,7 @@ uint nx_double_round_bits(double d, uint mbits, uint ebits) {
   if (e == 0x7ffu) return ((hi & 0xfffffu) != 0u || u.x != 0u) ? 0xffffffffu : (maxe << mbits);
   if (e == 0u) return 0u;  // double subnormals are far below every narrower format's range
   int fe = int(e) - 1023 + bias;         // biased exponent in the target format
+  if (fe >= int(maxe)) return maxe << mbits;  // overflow (also keeps the shift below in range)
   uint mh = (hi & 0xfffffu) | 0x100000u;  // 53-bit significand = mh:u.x (21 + 32 bits)
   uint s = 52u - mbits;                   // bits to drop for a normal result
   if (fe <= 0) s += uint(1 - fe);         // subnormal result: drop more
@@ -134,6 +135,7 @@ std::string preamble(const Capabilities& caps) {
   s += "uint grid_stride() { return gl_NumWorkGroups.x * gl_WorkGroupSize.x; }\n";
   s += kFloatHelpers;
   if (caps.float64) s += kDoubleHelpers;
+  s += convert_helpers(caps);
   return s;
 }
 

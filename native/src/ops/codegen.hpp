@@ -45,6 +45,8 @@ std::string load(DType type, const std::string& name, const std::string& index);
 // every kernel converts the same way; implemented with the casts.
 std::string convert(const Capabilities& caps, DType from, DType to, const std::string& expr,
                     const std::string& from_glsl_type = "");
+// The GLSL functions convert's expressions call (part of preamble(); defined in cast.cpp).
+std::string convert_helpers(const Capabilities& caps);
 
 // A `void main()` that writes all `n` (push constant pc.n) elements of output buffer `out` of
 // type `out_type`. `body` is GLSL statements that, given `uint i` (the flat output index),
