@@ -1,0 +1,60 @@
+// Host reference and device runner for the GLSL math library (src/ops/math_library.cpp):
+// evaluates nx_<fn> on the device through tiny generated kernels and measures errors in ulps
+// against long double libm (x87, 64-bit significand). Shared by the GoogleTest suite and the
+// nxvk_ulp tool.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nxvk/runtime.hpp"
+
+namespace nxvk::mathref {
+
+struct MathFn {
+  const char* name;
+  int arity;                           // 1, or 2 for pow(x, y) and atan2(y, x)
+  long double (*ref)(long double, long double);  // long double reference
+  double (*ref_f64)(double, double);   // C library in double ("f64 libm", what Nx computes)
+  double lo, hi;                       // the interesting range for dense sampling
+};
+const std::vector<MathFn>& math_functions();
+const MathFn& math_function(const std::string& name);
+
+// The three ways an op computes: f64 inputs/outputs; f32 through nx_<fn> in double and
+// nx_double_to_float; f32 through nx_<fn>_f32.
+enum class Path { F64, F32ViaF64, F32Only };
+const char* path_name(Path p);
+
+// Evaluates fn on the device (x, and y for binary functions). Inputs/outputs are f32 bit
+// patterns for the F32 paths, f64 for the F64 path (as doubles).
+std::vector<float> run_f32(Device& dev, const MathFn& fn, Path path, const std::vector<float>& x,
+                           const std::vector<float>& y);
+std::vector<double> run_f64(Device& dev, const MathFn& fn, const std::vector<double>& x,
+                            const std::vector<double>& y);
+
+// Error of `got` against the exact value `ref` in ulps of the format (the binade of ref;
+// subnormal ulp below the normal range). NaN/inf mismatches give +inf; matching specials 0.
+double ulp_error_f32(float got, long double ref);
+double ulp_error_f64(double got, long double ref);
+
+// Inputs: random bit patterns over the whole range, dense samples of [lo, hi], edge cases.
+std::vector<float> inputs_f32(const MathFn& fn, size_t n, uint64_t seed, bool second_operand = false);
+std::vector<double> inputs_f64(const MathFn& fn, size_t n, uint64_t seed, bool second_operand = false);
+
+struct Stats {
+  double max_ulp = 0;
+  float worst_x = 0, worst_y = 0;   // f32 paths
+  double worst_xd = 0, worst_yd = 0;  // f64 path
+  uint64_t count = 0;
+  uint64_t not_libm_identical = 0;  // results whose bits differ from "f64 libm then round"
+  uint64_t special_mismatch = 0;    // NaN / inf / zero-sign disagreements
+};
+Stats measure_f32(Device& dev, const MathFn& fn, Path path, const std::vector<float>& x,
+                  const std::vector<float>& y);
+Stats measure_f64(Device& dev, const MathFn& fn, const std::vector<double>& x,
+                  const std::vector<double>& y);
+
+}  // namespace nxvk::mathref
