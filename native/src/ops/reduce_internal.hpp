@@ -1,0 +1,24 @@
+// Internals of the reductions shared by reduce.cpp and the tests.
+#pragma once
+
+#include <cstdint>
+
+namespace nxvk::reduce_internal {
+
+// Logical lanes of a block in the row kernel and elements per lane: a block of kLanes * kPerLane
+// elements is reduced in an order fixed by these constants alone (lane l combines elements l,
+// l + kLanes, ... in sequence, then the lanes combine in a fixed pairwise tree).
+constexpr uint32_t kLanes = 256;
+constexpr uint32_t kPerLane = 32;
+constexpr uint32_t kBlock = kLanes * kPerLane;
+// Rows of at most this many elements are combined sequentially by one invocation.
+constexpr uint32_t kSequentialRow = 64;
+// The column kernel walks at most this many rows per invocation (then reduces the partials).
+constexpr uint32_t kColumnChunk = 256;
+
+// The workgroup size the reduction kernels are dispatched with (a specialization constant).
+// Results never depend on it; tests change it to prove that. 0 restores the default.
+void set_workgroup_size(uint32_t size);
+uint32_t workgroup_size();
+
+}  // namespace nxvk::reduce_internal
