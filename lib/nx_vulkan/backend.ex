@@ -1,0 +1,494 @@
+defmodule Nx.Vulkan.Backend do
+  @moduledoc """
+  The Nx backend: tensors live on a Vulkan device and every callback is one native call.
+
+      Nx.default_backend(Nx.Vulkan.Backend)
+      Nx.tensor([1, 2, 3], backend: {Nx.Vulkan.Backend, device: 0})
+
+  Options: `:device`, a device index from `Nx.Vulkan.devices/0` (default:
+  `Nx.Vulkan.default_device/0`).
+
+  The C++ op library validates arguments and does the work; this module only maps callbacks to
+  native functions. A callback whose native function is not built yet, or that the device
+  cannot run (for example a type it cannot hold), runs on `Nx.BinaryBackend` instead: see
+  `Nx.Vulkan.Fallback` for how those host fallbacks are counted and refused in strict mode.
+
+  Tensors are NIF resources: freed when garbage collected, or at once by
+  `Nx.backend_deallocate/1`; any later use raises an `ArgumentError` saying the tensor was
+  deallocated. Tensors of types the device has no storage for (`{:s, 4}`, `{:f, 8}`, ...) are
+  kept on the host inside this backend, and every op on them is a host fallback.
+  """
+  @behaviour Nx.Backend
+
+  # ref: the NIF tensor resource; host: a Nx.BinaryBackend struct for host-resident tensors.
+  defstruct [:ref, :device, :host]
+
+  alias Nx.Tensor, as: T
+  alias Nx.Vulkan.{Fallback, Native}
+
+  @vulkan_backends [__MODULE__, Nx.Vulkan.VulkanoBackend]
+
+  ## Options and creation
+
+  @impl true
+  def init(opts) do
+    case Keyword.validate(opts, [:device]) do
+      {:ok, opts} ->
+        device = opts[:device]
+
+        unless is_nil(device) or (is_integer(device) and device >= 0) do
+          raise ArgumentError, "Nx.Vulkan.Backend: :device must be a device index, got: #{inspect(device)}"
+        end
+
+        opts
+
+      {:error, keys} ->
+        raise ArgumentError, "Nx.Vulkan.Backend: unknown options #{inspect(keys)} (valid: [:device])"
+    end
+  end
+
+  @impl true
+  def constant(%T{} = out, value, opts) do
+    device = device_opt(opts)
+
+    run(:constant, :constant, [out, value, opts], device, fn d ->
+      wrap(out, Native.constant(d, out.type, out.shape, scalar(value)), d)
+    end)
+  end
+
+  @impl true
+  def from_binary(%T{} = out, data, opts) do
+    upload(out, IO.iodata_to_binary(data), device_opt(opts), :from_binary)
+  end
+
+  @impl true
+  def eye(%T{} = out, opts) do
+    device = device_opt(opts)
+    run(:eye, :eye, [out, opts], device, &wrap(out, Native.eye(&1, out.type, out.shape), &1))
+  end
+
+  @impl true
+  def iota(%T{} = out, axis, opts) do
+    device = device_opt(opts)
+
+    run(:iota, :iota, [out, axis, opts], device, fn d ->
+      wrap(out, Native.iota(d, out.type, out.shape, axis), d)
+    end)
+  end
+
+  ## Memory
+
+  @impl true
+  def backend_deallocate(%T{data: %__MODULE__{ref: nil}}), do: :ok
+  def backend_deallocate(%T{data: %__MODULE__{ref: ref}}), do: Native.deallocate(ref)
+
+  @impl true
+  def backend_copy(%T{} = t, backend, opts) when backend in @vulkan_backends do
+    copy_to_device(t, device_opt(opts))
+  end
+
+  def backend_copy(%T{} = t, backend, opts), do: backend.from_binary(t, binary!(t), opts)
+
+  @impl true
+  def backend_transfer(%T{data: %__MODULE__{device: d}} = t, backend, opts)
+      when backend in @vulkan_backends do
+    case device_opt(opts) do
+      ^d ->
+        t
+
+      other ->
+        copy = copy_to_device(t, other)
+        backend_deallocate(t)
+        copy
+    end
+  end
+
+  def backend_transfer(%T{} = t, backend, opts) do
+    result = backend.from_binary(t, binary!(t), opts)
+    backend_deallocate(t)
+    result
+  end
+
+  @impl true
+  def to_binary(%T{data: %__MODULE__{ref: nil}} = t, limit), do: Nx.BinaryBackend.to_binary(host_tensor(t), limit)
+  def to_binary(%T{data: %__MODULE__{ref: ref}}, limit), do: Native.to_binary(ref, limit)
+
+  @impl true
+  def to_batched(%T{} = out, %T{} = t, opts) do
+    batch = elem(out.shape, 0)
+    size = elem(t.shape, 0)
+    full = div(size, batch)
+    remainder = rem(size, batch)
+    last = if remainder != 0 and opts[:leftover] == :repeat, do: full, else: full - 1
+
+    # Slices of this backend: native, no host round trip.
+    Stream.map(0..last//1, fn
+      ^full ->
+        head = Nx.slice_along_axis(t, full * batch, remainder, axis: 0)
+        tail = Nx.slice_along_axis(t, 0, batch - remainder, axis: 0)
+        %{Nx.concatenate([head, tail], axis: 0) | names: out.names}
+
+      i ->
+        %{Nx.slice_along_axis(t, i * batch, batch, axis: 0) | names: out.names}
+    end)
+  end
+
+  @impl true
+  def inspect(%T{data: %__MODULE__{device: device, ref: ref}} = t, opts) do
+    limit = if opts.limit == :infinity, do: nil, else: min(opts.limit + 1, Nx.size(t))
+    binary = if limit, do: to_binary(t, limit), else: binary!(t)
+    doc = Nx.Backend.inspect(t, binary, opts)
+
+    if Nx.Vulkan.inspect_backend?() do
+      where = if ref, do: "device: #{device}", else: "device: #{device}, host-resident"
+      Inspect.Algebra.concat(["Nx.Vulkan.Backend<#{where}>", Inspect.Algebra.line(), doc])
+    else
+      doc
+    end
+  end
+
+  @impl true
+  def from_pointer(_opaque, _type, _shape, _backend_opts, _opts) do
+    raise ArgumentError, "from_pointer: Nx.Vulkan.Backend does not support pointer manipulation"
+  end
+
+  @impl true
+  def to_pointer(_tensor, _opts) do
+    raise ArgumentError, "to_pointer: Nx.Vulkan.Backend does not support pointer manipulation"
+  end
+
+  ## Casts and shape
+
+  @impl true
+  def as_type(out, t), do: run(:as_type, :as_type, [out, t], &wrap(out, Native.as_type(ref!(t, &1), out.type), &1))
+
+  @impl true
+  def bitcast(out, t), do: run(:bitcast, :bitcast, [out, t], &wrap(out, Native.bitcast(ref!(t, &1), out.type), &1))
+
+  @impl true
+  def reshape(out, t), do: run(:reshape, :reshape, [out, t], &wrap(out, Native.reshape(ref!(t, &1), out.shape), &1))
+
+  @impl true
+  def squeeze(out, t, axes),
+    do: run(:squeeze, :squeeze, [out, t, axes], &wrap(out, Native.squeeze(ref!(t, &1), axes), &1))
+
+  @impl true
+  def broadcast(out, t, shape, axes) do
+    run(:broadcast, :broadcast, [out, t, shape, axes], &wrap(out, Native.broadcast(ref!(t, &1), shape, axes), &1))
+  end
+
+  @impl true
+  def transpose(out, t, axes),
+    do: run(:transpose, :transpose, [out, t, axes], &wrap(out, Native.transpose(ref!(t, &1), axes), &1))
+
+  @impl true
+  def reverse(out, t, axes),
+    do: run(:reverse, :reverse, [out, t, axes], &wrap(out, Native.reverse(ref!(t, &1), axes), &1))
+
+  @impl true
+  def pad(out, t, value, config) do
+    run(:pad, :pad, [out, t, value, config], fn d ->
+      wrap(out, Native.pad(ref!(t, d), ref!(value, d), config, out.type), d)
+    end)
+  end
+
+  @impl true
+  def slice(out, t, start, lengths, strides) do
+    if Enum.all?(start, &is_integer/1) do
+      run(:slice, :slice, [out, t, start, lengths, strides], fn d ->
+        wrap(out, Native.slice(ref!(t, d), start, lengths, strides), d)
+      end)
+    else
+      run(:slice, :slice_dynamic, [out, t, start, lengths, strides], fn d ->
+        wrap(out, Native.slice_dynamic(ref!(t, d), index_refs(start, d), lengths, strides), d)
+      end)
+    end
+  end
+
+  @impl true
+  def put_slice(out, t, start, update) do
+    if Enum.all?(start, &is_integer/1) do
+      run(:put_slice, :put_slice, [out, t, start, update], fn d ->
+        wrap(out, Native.put_slice(ref!(t, d), start, ref!(update, d), out.type), d)
+      end)
+    else
+      run(:put_slice, :put_slice_dynamic, [out, t, start, update], fn d ->
+        wrap(out, Native.put_slice_dynamic(ref!(t, d), index_refs(start, d), ref!(update, d), out.type), d)
+      end)
+    end
+  end
+
+  @impl true
+  def concatenate(out, tensors, axis) do
+    run(:concatenate, :concatenate, [out, tensors, axis], fn d ->
+      wrap(out, Native.concatenate(Enum.map(tensors, &ref!(&1, d)), axis, out.type), d)
+    end)
+  end
+
+  @impl true
+  def stack(out, tensors, axis) do
+    run(:stack, :stack, [out, tensors, axis], fn d ->
+      wrap(out, Native.stack(Enum.map(tensors, &ref!(&1, d)), axis, out.type), d)
+    end)
+  end
+
+  ## Elementwise
+
+  @impl true
+  def select(out, pred, on_true, on_false) do
+    run(:select, :select, [out, pred, on_true, on_false], fn d ->
+      wrap(out, Native.select(ref!(pred, d), ref!(on_true, d), ref!(on_false, d), out.type, out.shape), d)
+    end)
+  end
+
+  @impl true
+  def clip(out, t, min, max) do
+    run(:clip, :clip, [out, t, min, max], fn d ->
+      wrap(out, Native.clip(ref!(t, d), ref!(min, d), ref!(max, d), out.type), d)
+    end)
+  end
+
+  unary_ops =
+    Enum.map(Nx.Shared.unary_math_funs(), &elem(&1, 0)) ++
+      [:abs, :bitwise_not, :ceil, :conjugate, :floor, :negate, :round, :sign] ++
+      [:count_leading_zeros, :population_count, :real, :imag, :is_nan, :is_infinity]
+
+  for op <- unary_ops do
+    @impl true
+    def unquote(op)(out, t) do
+      run(unquote(op), :unary, [out, t], &wrap(out, Native.unary(unquote(op), ref!(t, &1), out.type), &1))
+    end
+  end
+
+  binary_ops =
+    [:add, :subtract, :multiply, :pow, :remainder, :divide, :atan2, :min, :max, :quotient] ++
+      [:bitwise_and, :bitwise_or, :bitwise_xor, :left_shift, :right_shift] ++
+      [:equal, :not_equal, :greater, :less, :greater_equal, :less_equal] ++
+      [:logical_and, :logical_or, :logical_xor]
+
+  for op <- binary_ops do
+    @impl true
+    def unquote(op)(out, a, b) do
+      run(unquote(op), :binary, [out, a, b], fn d ->
+        wrap(out, Native.binary(unquote(op), ref!(a, d), ref!(b, d), out.type, out.shape), d)
+      end)
+    end
+  end
+
+  ## Reductions
+
+  for op <- [:sum, :product, :reduce_max, :reduce_min, :all, :any] do
+    @impl true
+    def unquote(op)(out, t, opts) do
+      axes = opts[:axes] || Nx.axes(t)
+      keep = opts[:keep_axes] || false
+
+      run(unquote(op), :reduce, [out, t, opts], fn d ->
+        wrap(out, Native.reduce(unquote(op), ref!(t, d), axes, keep, out.type), d)
+      end)
+    end
+  end
+
+  for op <- [:argmax, :argmin] do
+    @impl true
+    def unquote(op)(out, t, opts) do
+      keep = opts[:keep_axis] || false
+      tie_break = opts[:tie_break] || :low
+
+      run(unquote(op), :arg_reduce, [out, t, opts], fn d ->
+        wrap(out, Native.arg_reduce(unquote(op), ref!(t, d), opts[:axis], keep, tie_break, out.type), d)
+      end)
+    end
+  end
+
+  ## Not built yet: these run on the host (counted, refused in strict mode).
+
+  host_only = [
+    dot: 7,
+    conv: 4,
+    gather: 4,
+    indexed_add: 5,
+    indexed_put: 5,
+    reduce: 5,
+    window_reduce: 6,
+    window_sum: 4,
+    window_product: 4,
+    window_max: 4,
+    window_min: 4,
+    window_scatter_max: 6,
+    window_scatter_min: 6,
+    sort: 3,
+    argsort: 3,
+    triangular_solve: 4,
+    fft: 3,
+    ifft: 3
+  ]
+
+  for {op, arity} <- host_only do
+    args = Macro.generate_arguments(arity, __MODULE__)
+
+    @impl true
+    def unquote(op)(unquote_splicing(args)) do
+      host(unquote(op), unquote(args), unquote("not built yet: #{op}"))
+    end
+  end
+
+  @doc false
+  def host_only_callbacks, do: unquote(host_only)
+
+  ## Blocks
+
+  @cumulative %{
+    Nx.Block.CumulativeSum => :cumulative_sum,
+    Nx.Block.CumulativeProduct => :cumulative_product,
+    Nx.Block.CumulativeMin => :cumulative_min,
+    Nx.Block.CumulativeMax => :cumulative_max
+  }
+
+  # Cumulative blocks run as one native op when the op library has it; every other block runs
+  # its default implementation, which is made of Nx ops that run on the device one by one.
+  @impl true
+  def block(%mod{axis: axis, reverse: reverse} = struct, %T{} = out, [%T{data: %__MODULE__{ref: ref}} = t], fun)
+      when is_map_key(@cumulative, mod) and not is_nil(ref) do
+    if MapSet.member?(Nx.Vulkan.native_functions(), :cumulative) do
+      d = t.data.device
+
+      try do
+        wrap(out, Native.cumulative(Map.fetch!(@cumulative, mod), ref, axis, reverse, out.type), d)
+      rescue
+        e in Nx.Vulkan.Error ->
+          if e.kind in [:unsupported, :not_built], do: fun.(struct, t), else: reraise(e, __STACKTRACE__)
+      end
+    else
+      fun.(struct, t)
+    end
+  end
+
+  def block(struct, _out, args, fun), do: apply(fun, [struct | args])
+
+  ## Dispatch
+
+  # Runs `native` (given the device index) unless its NIF function is not built or an argument
+  # is held on the host; those, and ops the library reports :unsupported or :not_built, run on
+  # the host through Nx.BinaryBackend.
+  defp run(op, function, args, device \\ nil, native) do
+    device = device || find_device(args)
+
+    cond do
+      not MapSet.member?(Nx.Vulkan.native_functions(), function) ->
+        host(op, args, "no native #{function} yet", device)
+
+      host_resident?(args) ->
+        host(op, args, "an argument's type is held on the host", device)
+
+      true ->
+        try do
+          native.(device)
+        rescue
+          e in Nx.Vulkan.Error ->
+            if e.kind in [:unsupported, :not_built],
+              do: host(op, args, e.message, device),
+              else: reraise(e, __STACKTRACE__)
+        end
+    end
+  end
+
+  defp host(op, args, reason, device \\ nil) do
+    Fallback.record!(op, reason)
+    device = device || find_device(args)
+    result = apply(Nx.BinaryBackend, op, Enum.map(args, &to_host/1))
+    from_host(result, device)
+  end
+
+  defp to_host(%T{data: %__MODULE__{}} = t), do: host_tensor(t)
+  defp to_host(list) when is_list(list), do: Enum.map(list, &to_host/1)
+  defp to_host(other), do: other
+
+  defp from_host(%T{data: %Nx.BinaryBackend{state: bin}} = t, device), do: upload(t, bin, device, nil)
+  defp from_host(%T{} = t, device), do: upload(t, Nx.to_binary(t), device, nil)
+  defp from_host(tuple, device) when is_tuple(tuple), do: tuple |> Tuple.to_list() |> Enum.map(&from_host(&1, device)) |> List.to_tuple()
+  defp from_host(list, device) when is_list(list), do: Enum.map(list, &from_host(&1, device))
+  defp from_host(other, _device), do: other
+
+  # Puts bytes on the device; a type the device cannot hold stays on the host in this backend
+  # (a host fallback of `count_as` when given).
+  defp upload(%T{type: type, shape: shape} = out, binary, device, count_as) do
+    if is_binary(binary) and device_type?(type) do
+      try do
+        wrap(out, Native.from_binary(device, type, shape, binary), device)
+      rescue
+        e in Nx.Vulkan.Error ->
+          if e.kind == :unsupported, do: host_resident(out, binary, device, count_as, e.message), else: reraise(e, __STACKTRACE__)
+      end
+    else
+      host_resident(out, binary, device, count_as, "#{Nx.Type.to_string(type)} is not a device type")
+    end
+  end
+
+  defp host_resident(out, binary, device, count_as, reason) do
+    if count_as, do: Fallback.record!(count_as, reason)
+    %{out | data: %__MODULE__{ref: nil, device: device, host: %Nx.BinaryBackend{state: binary}}}
+  end
+
+  defp device_type?({kind, bits}) when kind in [:s, :u], do: bits >= 8
+  defp device_type?({:f, bits}), do: bits >= 16
+  defp device_type?({:bf, 16}), do: true
+  defp device_type?({:c, _}), do: true
+  defp device_type?(_), do: false
+
+  defp wrap(%T{} = out, ref, device), do: %{out | data: %__MODULE__{ref: ref, device: device}}
+
+  # The NIF reference of an argument; a tensor of another backend is uploaded to `device` first.
+  defp ref!(%T{data: %__MODULE__{ref: ref}}, _device) when ref != nil, do: ref
+
+  defp ref!(%T{} = t, device) do
+    %T{data: %__MODULE__{ref: ref}} = upload(t, Nx.to_binary(t), device, nil)
+    ref || raise Nx.Vulkan.Error, kind: :unsupported, message: "#{Nx.Type.to_string(t.type)} is held on the host"
+  end
+
+  defp index_refs(start, device) do
+    Enum.map(start, fn
+      i when is_integer(i) -> Native.from_binary(device, {:s, 64}, {}, <<i::64-signed-native>>)
+      %T{} = t -> ref!(t, device)
+    end)
+  end
+
+  defp copy_to_device(%T{data: %__MODULE__{ref: nil}} = t, device), do: %{t | data: %{t.data | device: device}}
+
+  defp copy_to_device(%T{data: %__MODULE__{ref: ref, device: device}} = t, device) do
+    # Same device: a new resource sharing the (immutable) buffer, so either can be deallocated.
+    if MapSet.member?(Nx.Vulkan.native_functions(), :reshape),
+      do: wrap(t, Native.reshape(ref, t.shape), device),
+      else: upload(t, binary!(t), device, nil)
+  end
+
+  defp copy_to_device(%T{} = t, device), do: upload(t, binary!(t), device, nil)
+
+  defp binary!(%T{data: %__MODULE__{ref: nil, host: host}}), do: host.state
+  defp binary!(%T{data: %__MODULE__{ref: ref}}), do: Native.to_binary(ref, nil)
+  defp binary!(%T{} = t), do: Nx.to_binary(t)
+
+  defp host_tensor(%T{data: %__MODULE__{ref: nil, host: host}} = t), do: %{t | data: host}
+  defp host_tensor(%T{data: %__MODULE__{ref: ref}} = t), do: %{t | data: %Nx.BinaryBackend{state: Native.to_binary(ref, nil)}}
+
+  defp host_resident?(args) do
+    Enum.any?(args, fn
+      %T{data: %__MODULE__{ref: nil}} -> true
+      list when is_list(list) -> host_resident?(list)
+      _ -> false
+    end)
+  end
+
+  defp find_device(args) do
+    Enum.find_value(args, fn
+      %T{data: %__MODULE__{device: d}} -> d
+      list when is_list(list) -> find_device(list)
+      _ -> nil
+    end) || Nx.Vulkan.default_device()
+  end
+
+  defp device_opt(opts) when is_list(opts), do: opts[:device] || Nx.Vulkan.default_device()
+
+  defp scalar(%Complex{re: re, im: im}), do: {re, im}
+  defp scalar(value), do: value
+end
