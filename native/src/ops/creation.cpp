@@ -1,0 +1,158 @@
+// constant, iota, eye. A constant is converted on the host by the same rules as as_type (see
+// cast.cpp) and written with vkCmdFillBuffer; iota and eye are generated kernels whose counters
+// go through gen::convert, so large iotas round as Nx.BinaryBackend rounds integers to floats.
+#include <cmath>
+#include <cstring>
+
+#include "nxvk/ops.hpp"
+#include "ops/codegen.hpp"
+
+namespace nxvk {
+namespace {
+
+uint32_t f32_bits(float f) { uint32_t b; std::memcpy(&b, &f, 4); return b; }
+
+// Integer (value v, with sign) to f32 as Erlang writes it: one rounding for |v| < 2^59, else
+// through a double.
+float int_to_f32(bool neg, uint64_t mag) {
+  float f = mag >= (uint64_t(1) << 59) ? static_cast<float>(static_cast<double>(mag)) : static_cast<float>(mag);
+  return neg ? -f : f;
+}
+
+uint64_t bits_of(DType type, const Scalar& value) {
+  const TypeInfo& info = type_info(type);
+  const bool is_int_value = value.kind != Scalar::Kind::Float;
+  const bool neg = value.kind == Scalar::Kind::Signed && value.s < 0;
+  const uint64_t mag = value.kind == Scalar::Kind::Signed ? (neg ? 0 - static_cast<uint64_t>(value.s) : static_cast<uint64_t>(value.s))
+                                                          : value.u;
+  const uint64_t ival = value.kind == Scalar::Kind::Signed ? static_cast<uint64_t>(value.s) : value.u;
+  const double d = value.re;
+  if (info.is_integer()) {
+    uint64_t v;
+    if (is_int_value) {
+      v = ival;
+    } else if (std::isnan(d)) {
+      v = 0;
+    } else if (std::isinf(d)) {
+      const uint32_t bits = info.bits;
+      if (info.is_signed()) v = d > 0 ? (uint64_t(1) << (bits - 1)) - 1 : ~uint64_t(0) << (bits - 1);
+      else v = d > 0 ? (bits == 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1) : 0;
+    } else {
+      // trunc(d) modulo 2^64 (fmod is exact), then its two's complement when negative.
+      const double t = std::fmod(std::trunc(std::fabs(d)), 18446744073709551616.0);
+      v = static_cast<uint64_t>(t);
+      if (d < 0) v = 0 - v;
+    }
+    return info.bits == 64 ? v : v & ((uint64_t(1) << info.bits) - 1);
+  }
+  switch (type) {
+    case DType::F64: {
+      double r = is_int_value ? (neg ? -static_cast<double>(mag) : static_cast<double>(mag)) : d;
+      if (std::isnan(r)) return 0x7ff8000000000000ull;
+      uint64_t b;
+      std::memcpy(&b, &r, 8);
+      return b;
+    }
+    case DType::F32: {
+      float f = is_int_value ? int_to_f32(neg, mag) : static_cast<float>(d);
+      return std::isnan(f) ? 0x7fc00000u : f32_bits(f);
+    }
+    case DType::BF16: {
+      float f = is_int_value ? int_to_f32(neg, mag) : static_cast<float>(d);
+      return std::isnan(f) ? 0x7fc0u : f32_bits(f) >> 16;
+    }
+    case DType::F16: {
+      _Float16 h = is_int_value ? static_cast<_Float16>(int_to_f32(neg, mag)) : static_cast<_Float16>(d);
+      uint16_t b;
+      std::memcpy(&b, &h, 2);
+      return std::isnan(d) && !is_int_value ? 0x7e00u : b;
+    }
+    default: fail(ErrorKind::Unsupported, "constant: complex types are not supported yet");
+  }
+}
+
+void run_counter(const std::string& label, const Tensor& out, const std::string& counter, uint32_t p1, uint32_t p2) {
+  const Capabilities& caps = out.device().caps();
+  const uint32_t n = static_cast<uint32_t>(out.size());
+  if (n == 0) return;
+  const std::string vt = gen::value_type(out.type);
+  std::string src = gen::preamble(caps) + gen::buffer(0, "dst", out.type, false) +
+                    "layout(push_constant) uniform Push { uint n; uint p1; uint p2; } pc;\n" +
+                    gen::elementwise_main(out.type, "dst",
+                                          "uint c = " + counter + "; " + vt + " v = " +
+                                              gen::convert(caps, DType::U32, out.type, "c") + ";",
+                                          vt);
+  const uint32_t push[] = {n, p1, p2};
+  BufferView views[] = {{out.buffer}};
+  gen::launch(out.device(), label + "_" + type_name(out.type), src, views, std::as_bytes(std::span(push)),
+              gen::elementwise_invocations(out.type, n));
+}
+
+void check_real(DType t, const char* op) {
+  if (type_info(t).is_complex()) fail(ErrorKind::Unsupported, std::string(op) + ": complex types are not supported yet");
+}
+
+}  // namespace
+
+Tensor constant(Device& device, DType type, const Shape& shape, const Scalar& value) {
+  check_real(type, "constant");
+  if (value.kind == Scalar::Kind::Complex) fail(ErrorKind::Unsupported, "constant: complex types are not supported yet");
+  Tensor out = empty_tensor(device, type, shape, "constant");
+  const uint64_t bits = bits_of(type, value);
+  const uint64_t bytes = (out.bytes() + 3) / 4 * 4;
+  if (bytes == 0) return out;
+  switch (type_bytes(type)) {
+    case 1: device.fill(*out.buffer, 0, bytes, static_cast<uint32_t>(bits) * 0x01010101u); break;
+    case 2: device.fill(*out.buffer, 0, bytes, static_cast<uint32_t>(bits) * 0x00010001u); break;
+    case 4: device.fill(*out.buffer, 0, bytes, static_cast<uint32_t>(bits)); break;
+    default: {
+      const uint32_t lo = static_cast<uint32_t>(bits), hi = static_cast<uint32_t>(bits >> 32);
+      if (lo == hi) {
+        device.fill(*out.buffer, 0, bytes, lo);
+        break;
+      }
+      // Two words per element: a word-granular kernel, valid for any 64-bit type.
+      gen::check_index_range("constant", out.size() * 2);
+      const uint32_t words = static_cast<uint32_t>(out.size() * 2);
+      std::string src = gen::preamble(device.caps()) + gen::buffer(0, "dst", DType::U32, false) +
+                        "layout(push_constant) uniform Push { uint n; uint lo; uint hi; } pc;\n" +
+                        gen::elementwise_main(DType::U32, "dst", "uint v = (i & 1u) == 0u ? pc.lo : pc.hi;", "uint");
+      const uint32_t push[] = {words, lo, hi};
+      BufferView views[] = {{out.buffer}};
+      gen::launch(device, "constant64", src, views, std::as_bytes(std::span(push)), words);
+    }
+  }
+  return out;
+}
+
+Tensor iota(Device& device, DType type, const Shape& shape, std::optional<int64_t> axis) {
+  check_real(type, "iota");
+  if (axis && (*axis < 0 || *axis >= static_cast<int64_t>(shape.size())))
+    fail(ErrorKind::InvalidArgument, "iota: axis " + std::to_string(*axis) + " is out of range for shape " +
+                                         shape_string(shape));
+  Tensor out = empty_tensor(device, type, shape, "iota");
+  gen::check_index_range("iota", out.size());
+  if (!axis) {
+    run_counter("iota", out, "i", 0, 0);
+  } else {
+    int64_t inner = 1;
+    for (size_t d = static_cast<size_t>(*axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+    run_counter("iota_axis", out, "(i / pc.p1) % pc.p2", static_cast<uint32_t>(std::max<int64_t>(inner, 1)),
+                static_cast<uint32_t>(std::max<int64_t>(shape[*axis], 1)));
+  }
+  return out;
+}
+
+Tensor eye(Device& device, DType type, const Shape& shape) {
+  check_real(type, "eye");
+  if (shape.size() < 2)
+    fail(ErrorKind::InvalidArgument, "eye: the shape must have at least 2 axes, got " + shape_string(shape));
+  Tensor out = empty_tensor(device, type, shape, "eye");
+  gen::check_index_range("eye", out.size());
+  const int64_t rows = shape[shape.size() - 2], cols = shape[shape.size() - 1];
+  run_counter("eye", out, "((i / pc.p1) % pc.p2 == i % pc.p1) ? 1u : 0u", static_cast<uint32_t>(std::max<int64_t>(cols, 1)),
+              static_cast<uint32_t>(std::max<int64_t>(rows, 1)));
+  return out;
+}
+
+}  // namespace nxvk

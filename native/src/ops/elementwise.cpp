@@ -1,0 +1,220 @@
+// unary, binary, select and clip: one generated kernel per (op, types, access pattern). Operands
+// are read in place through broadcast strides; dims are collapsed on the host so that the common
+// cases (same shape, scalar, [N, M] with [M] or [N, 1]) need no index arithmetic or one division.
+#include <algorithm>
+
+#include "ops/codegen.hpp"
+#include "ops/elementwise_internal.hpp"
+#include "ops/math_library.hpp"
+
+namespace nxvk {
+namespace elementwise {
+
+std::vector<Access> plan_access(const Shape& out_shape, const std::vector<const Shape*>& operands,
+                                std::vector<uint32_t>& params) {
+  const size_t rank = out_shape.size(), k = operands.size();
+  // Per output dim (size > 1 only): its size and each operand's stride (0 when broadcast).
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> strides(k);
+  std::vector<std::vector<int64_t>> op_strides(k);
+  for (size_t o = 0; o < k; ++o) op_strides[o] = gen::contiguous_strides(*operands[o]);
+  for (size_t d = 0; d < rank; ++d) {
+    if (out_shape[d] == 1) continue;
+    dims.push_back(out_shape[d]);
+    for (size_t o = 0; o < k; ++o) {
+      const Shape& s = *operands[o];
+      const int64_t od = static_cast<int64_t>(d) - static_cast<int64_t>(rank - s.size());
+      strides[o].push_back(od >= 0 && s[od] == out_shape[d] ? op_strides[o][od] : 0);
+    }
+  }
+  // Collapse dim j into the dim before it where every operand walks them as one.
+  std::vector<int64_t> cd;
+  std::vector<std::vector<int64_t>> cs(k);
+  for (size_t j = 0; j < dims.size(); ++j) {
+    bool merge = !cd.empty();
+    for (size_t o = 0; o < k && merge; ++o) merge = cs[o].back() == strides[o][j] * dims[j];
+    if (merge) {
+      cd.back() *= dims[j];
+      for (size_t o = 0; o < k; ++o) cs[o].back() = strides[o][j];
+    } else {
+      cd.push_back(dims[j]);
+      for (size_t o = 0; o < k; ++o) cs[o].push_back(strides[o][j]);
+    }
+  }
+  const std::vector<int64_t> contiguous = gen::contiguous_strides(cd);
+  std::vector<Access> out(k);
+  for (size_t o = 0; o < k; ++o) {
+    const std::string fn = "nx_index" + std::to_string(o);
+    const uint32_t offset = static_cast<uint32_t>(params.size());
+    if (std::all_of(cs[o].begin(), cs[o].end(), [](int64_t s) { return s == 0; })) {
+      out[o].index = "0u";
+    } else if (cs[o] == contiguous) {
+      out[o].index = "i";
+    } else if (cd.size() == 2) {
+      params.push_back(static_cast<uint32_t>(cd[1]));
+      params.push_back(static_cast<uint32_t>(cs[o][0]));
+      params.push_back(static_cast<uint32_t>(cs[o][1]));
+      const std::string p = std::to_string(offset);
+      out[o].functions = "uint " + fn + "(uint i) {\n  uint d1 = params.p[" + p + "];\n  uint row = i / d1;\n" +
+                         "  return row * params.p[" + p + " + 1u] + (i - row * d1) * params.p[" + p + " + 2u];\n}\n";
+      out[o].index = fn + "(i)";
+    } else {
+      gen::append_strided_params(params, cd, cs[o]);
+      out[o].functions = gen::strided_index_function(fn, offset);
+      out[o].index = fn + "(i)";
+    }
+  }
+  return out;
+}
+
+namespace {
+
+void check_real(DType t, const std::string& op) {
+  if (type_info(t).is_complex()) fail(ErrorKind::Unsupported, op + ": complex types are not supported yet");
+}
+
+void check_device(const Tensor& a, const Tensor& b, const std::string& op) {
+  if (&a.device() != &b.device())
+    fail(ErrorKind::InvalidArgument, op + ": operands are on different devices");
+}
+
+void check_broadcast(const Shape& operand, const Shape& out, const std::string& op, const char* what) {
+  bool ok = operand.size() <= out.size();
+  for (size_t i = 0; ok && i < operand.size(); ++i) {
+    const int64_t d = operand[operand.size() - 1 - i], o = out[out.size() - 1 - i];
+    ok = d == o || d == 1;
+  }
+  if (!ok)
+    fail(ErrorKind::InvalidArgument, op + ": " + what + " shape " + shape_string(operand) +
+                                         " does not broadcast to the output shape " + shape_string(out));
+}
+
+// Generates and runs one elementwise kernel over `inputs` (named a, b, c, ... in `body`).
+Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, DType out_type, const Shape& out_shape,
+           const elementwise::Body& body, bool math) {
+  Device& device = inputs[0]->device();
+  const Capabilities& caps = device.caps();
+  for (const Tensor* t : inputs) require_type(caps, t->type, label);
+  require_type(caps, out_type, label);
+  const int64_t n64 = shape_size(out_shape);
+  gen::check_index_range(label, n64);
+  Tensor out = empty_tensor(device, out_type, out_shape, label);
+  if (n64 == 0) return out;
+  std::vector<uint32_t> params;
+  std::vector<const Shape*> shapes;
+  for (const Tensor* t : inputs) shapes.push_back(&t->shape);
+  std::vector<Access> access = plan_access(out_shape, shapes, params);
+  if (params.empty()) params.push_back(0);
+  std::string src = gen::preamble(caps);
+  if (math) src += gen::math_library_glsl(caps);
+  src += helpers(caps);
+  std::string loads;
+  std::vector<BufferView> views;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const std::string var(1, static_cast<char>('a' + k));
+    src += gen::buffer(static_cast<uint32_t>(k), "in_" + var, inputs[k]->type, true);
+    src += access[k].functions.empty() ? "" : "";
+    loads += gen::value_type(inputs[k]->type) + " " + var + " = " + gen::load(inputs[k]->type, "in_" + var, "i_" + var) + "; ";
+    views.push_back({inputs[k]->buffer});
+  }
+  const uint32_t nb = static_cast<uint32_t>(inputs.size());
+  src += gen::buffer(nb, "dst", out_type, false) + gen::params_buffer(nb + 1) +
+         "layout(push_constant) uniform Push { uint n; } pc;\n";
+  std::string index_decls;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    src += access[k].functions;
+    index_decls += "uint i_" + std::string(1, static_cast<char>('a' + k)) + " = " + access[k].index + "; ";
+  }
+  src += gen::elementwise_main(out_type, "dst", index_decls + loads + "\n      " + body.statements, body.v_type);
+  views.push_back({out.buffer});
+  views.push_back(device.params(params.data(), params.size() * sizeof(uint32_t)));
+  const uint32_t n = static_cast<uint32_t>(n64);
+  gen::launch(device, label, src, views, gen::bytes_of(n), gen::elementwise_invocations(out_type, n));
+  return out;
+}
+
+std::string types_label(const std::string& op, const std::vector<const Tensor*>& in, DType out) {
+  std::string s = op;
+  for (const Tensor* t : in) s += std::string("_") + type_name(t->type);
+  return s + "_" + type_name(out);
+}
+
+}  // namespace
+}  // namespace elementwise
+
+Tensor unary(UnaryOp op, const Tensor& x, DType out_type) {
+  const std::string name = op_name(op);
+  elementwise::check_real(x.type, name);
+  if (op == UnaryOp::conjugate || type_info(out_type).is_complex())
+    fail(ErrorKind::Unsupported, name + ": complex types are not supported yet");
+  const elementwise::Body body = elementwise::unary_body(x.device().caps(), op, x.type, out_type);
+  return elementwise::run(elementwise::types_label(name, {&x}, out_type), {&x}, out_type, x.shape, body,
+                          elementwise::is_float_op(op));
+}
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, DType out_type, const Shape& out_shape) {
+  const std::string name = op_name(op);
+  elementwise::check_real(a.type, name);
+  elementwise::check_real(b.type, name);
+  elementwise::check_real(out_type, name);
+  elementwise::check_device(a, b, name);
+  elementwise::check_broadcast(a.shape, out_shape, name, "left operand");
+  elementwise::check_broadcast(b.shape, out_shape, name, "right operand");
+  const bool comparison = op == BinaryOp::equal || op == BinaryOp::not_equal || op == BinaryOp::greater ||
+                          op == BinaryOp::less || op == BinaryOp::greater_equal || op == BinaryOp::less_equal ||
+                          op == BinaryOp::logical_and || op == BinaryOp::logical_or || op == BinaryOp::logical_xor;
+  if (comparison && out_type != DType::U8)
+    fail(ErrorKind::InvalidArgument, name + ": the output type must be u8, got " + type_name(out_type));
+  const elementwise::Body body = elementwise::binary_body(a.device().caps(), op, a.type, b.type, out_type);
+  return elementwise::run(elementwise::types_label(name, {&a, &b}, out_type), {&a, &b}, out_type, out_shape, body,
+                          op == BinaryOp::pow || op == BinaryOp::atan2);
+}
+
+Tensor select(const Tensor& pred, const Tensor& on_true, const Tensor& on_false, DType out_type,
+              const Shape& out_shape) {
+  for (DType t : {pred.type, on_true.type, on_false.type, out_type}) elementwise::check_real(t, "select");
+  elementwise::check_device(pred, on_true, "select");
+  elementwise::check_device(pred, on_false, "select");
+  elementwise::check_broadcast(pred.shape, out_shape, "select", "predicate");
+  elementwise::check_broadcast(on_true.shape, out_shape, "select", "on_true");
+  elementwise::check_broadcast(on_false.shape, out_shape, "select", "on_false");
+  const Capabilities& caps = pred.device().caps();
+  if (type_info(out_type).is_integer() && (type_info(on_true.type).is_float() || type_info(on_false.type).is_float()))
+    fail(ErrorKind::InvalidArgument, std::string("select: integer output type ") + type_name(out_type) +
+                                         " for float branches");
+  const std::string vt = gen::value_type(out_type);
+  const elementwise::Body body{vt + " v = " + elementwise::nonzero(pred.type, "a") + " ? " +
+                                   gen::convert(caps, on_true.type, out_type, "b") + " : " +
+                                   gen::convert(caps, on_false.type, out_type, "c") + ";",
+                               vt};
+  return elementwise::run(elementwise::types_label("select", {&pred, &on_true, &on_false}, out_type),
+                          {&pred, &on_true, &on_false}, out_type, out_shape, body, false);
+}
+
+Tensor clip(const Tensor& x, const Tensor& min, const Tensor& max, DType out_type) {
+  for (DType t : {x.type, min.type, max.type, out_type}) elementwise::check_real(t, "clip");
+  elementwise::check_device(x, min, "clip");
+  elementwise::check_device(x, max, "clip");
+  if (min.rank() != 0 || max.rank() != 0)
+    fail(ErrorKind::InvalidArgument, "clip: min and max must be scalars, got shapes " + shape_string(min.shape) +
+                                         " and " + shape_string(max.shape));
+  const Capabilities& caps = x.device().caps();
+  const bool fl = type_info(out_type).is_float();
+  if (!fl && (type_info(x.type).is_float() || type_info(min.type).is_float() || type_info(max.type).is_float()))
+    fail(ErrorKind::InvalidArgument, std::string("clip: integer output type ") + type_name(out_type) +
+                                         " with a float operand");
+  // As Nx.BinaryBackend: m = x > min ? x : min; m < max ? m : max (NaN compares false).
+  const std::string vt = gen::value_type(out_type);
+  auto cv = [&](DType t, const char* v) { return gen::convert(caps, t, out_type, v); };
+  const std::string gt_x_min = elementwise::compare(caps, BinaryOp::greater, x.type, "a", min.type, "b");
+  const std::string lt_x_max = elementwise::compare(caps, BinaryOp::less, x.type, "a", max.type, "c");
+  const std::string lt_min_max = elementwise::compare(caps, BinaryOp::less, min.type, "b", max.type, "c");
+  const elementwise::Body body{vt + " v = " + gt_x_min + " ? (" + lt_x_max + " ? " + cv(x.type, "a") + " : " +
+                                   cv(max.type, "c") + ") : (" + lt_min_max + " ? " + cv(min.type, "b") + " : " +
+                                   cv(max.type, "c") + ");",
+                               vt};
+  return elementwise::run(elementwise::types_label("clip", {&x, &min, &max}, out_type), {&x, &min, &max}, out_type,
+                          x.shape, body, false);
+}
+
+}  // namespace nxvk

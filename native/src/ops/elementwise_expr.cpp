@@ -1,0 +1,318 @@
+// The GLSL of each elementwise op, in Nx.BinaryBackend's semantics. Nx computes with the operands'
+// own values (integers exactly, floats as doubles) and converts the result to the output type, so
+// float results are computed in the float compute type (double where the device has f64) and
+// rounded once, and integer results are computed in the output's integer type (wrapping), with
+// exact sign-aware handling where wrapping the inputs first would change the answer (comparisons,
+// min/max, quotient/remainder, right shifts, pow's exponent).
+//
+// Where Nx.BinaryBackend raises, a kernel cannot; the documented values (docs/CAPABILITIES.md):
+//  - integer quotient by 0 -> -1 (all bits set), remainder by 0 -> the dividend (as XLA);
+//  - integer pow with a negative exponent -> 1 for base 1, +-1 for base -1, else 0;
+//  - shifts by a negative count behave as shifts by >= the bit width (left: 0; right: 0 or -1);
+//  - float division by zero, fmod by zero/of inf, pow/ceil/floor/round of NaN or inf: IEEE
+//    values (C99 Annex F), where Nx.BinaryBackend raises ArithmeticError.
+// sign(NaN) is NaN and sign(-inf) is -1 here; Nx.BinaryBackend gives 1.0 for both (its atoms
+// compare above numbers), which we take to be a defect rather than a semantic.
+#include "ops/codegen.hpp"
+#include "ops/elementwise_internal.hpp"
+
+namespace nxvk::elementwise {
+namespace {
+
+bool is_float(DType t) { return type_info(t).is_float(); }
+bool is_signed(DType t) { return type_info(t).is_signed(); }
+bool is64(DType t) { return type_bytes(t) == 8; }
+std::string u(bool w64) { return w64 ? "uint64_t" : "uint"; }
+std::string s(bool w64) { return w64 ? "int64_t" : "int"; }
+
+[[noreturn]] void bad(const std::string& op, const std::string& what) {
+  fail(ErrorKind::InvalidArgument, op + ": " + what);
+}
+
+// Integer less-than / equal of exact values, any signedness mix.
+std::string int_lt(DType ta, const std::string& a, DType tb, const std::string& b) {
+  const bool w = is64(ta) || is64(tb);
+  const std::string wa = (is_signed(ta) ? s(w) : u(w)) + "(" + a + ")";
+  const std::string wb = (is_signed(tb) ? s(w) : u(w)) + "(" + b + ")";
+  if (is_signed(ta) == is_signed(tb)) return "(" + wa + " < " + wb + ")";
+  if (is_signed(ta)) return "(" + wa + " < " + s(w) + "(0) || " + u(w) + "(" + wa + ") < " + wb + ")";
+  return "(" + wb + " >= " + s(w) + "(0) && " + wa + " < " + u(w) + "(" + wb + "))";
+}
+std::string int_eq(DType ta, const std::string& a, DType tb, const std::string& b) {
+  const bool w = is64(ta) || is64(tb);
+  const std::string wa = (is_signed(ta) ? s(w) : u(w)) + "(" + a + ")";
+  const std::string wb = (is_signed(tb) ? s(w) : u(w)) + "(" + b + ")";
+  if (is_signed(ta) == is_signed(tb)) return "(" + wa + " == " + wb + ")";
+  if (is_signed(ta)) return "(" + wa + " >= " + s(w) + "(0) && " + u(w) + "(" + wa + ") == " + wb + ")";
+  return "(" + wb + " >= " + s(w) + "(0) && " + wa + " == " + u(w) + "(" + wb + "))";
+}
+
+constexpr const char* kHelpersT = R"GLSL(
+// Division corrected to (in practice) the correctly rounded quotient: Vulkan allows 2.5 ulp.
+T nx_div_T(T a, T b) {
+  precise T q = a / b;
+  T aq = abs(q), ab = abs(b);
+  if (isnan(q) || isinf(q) || q == T(0) || isinf(b) || aq > BIG || aq < SMALL || ab > BIG || ab < SMALL) return q;
+  // Residual a - q*b, exactly (Dekker's product: no fused multiply-add assumed).
+  precise T cq = SPLIT * q; precise T qh = cq - (cq - q); precise T ql = q - qh;
+  precise T cb = SPLIT * b; precise T bh = cb - (cb - b); precise T bl = b - bh;
+  precise T p = q * b;
+  precise T e = ((qh * bh - p) + qh * bl + ql * bh) + ql * bl;
+  precise T r = (a - p) - e;
+  precise T qc = q + r / b;
+  return qc;
+}
+// C's fmod, exactly (each subtraction is exact by Sterbenz's lemma).
+T nx_fmod_T(T x, T y) {
+  if (isnan(x) || isnan(y) || isinf(x) || y == T(0)) return T(0) / T(0);
+  T ax = abs(x), ay = abs(y);
+  if (isinf(y) || ax < ay) return x;
+  int ex, ey;
+  T mx = frexp(ax, ex);
+  T my = frexp(ay, ey);
+  for (int it = 0; it < 2200 && ax >= ay; ++it) {
+    mx = frexp(ax, ex);
+    int k = ex - ey;
+    if (my > mx) k -= 1;
+    precise T t = ldexp(ay, k);
+    ax = ax - t;
+  }
+  return x < T(0) ? -ax : ax;
+}
+)GLSL";
+
+std::string instantiate(const std::string& t, const std::string& split, const std::string& big,
+                        const std::string& small, const std::string& suffix) {
+  std::string src = kHelpersT;
+  auto rep = [&](const std::string& from, const std::string& to) {
+    for (size_t p = src.find(from); p != std::string::npos; p = src.find(from, p + to.size())) src.replace(p, from.size(), to);
+  };
+  rep("nx_div_T", "nx_div_" + suffix);
+  rep("nx_fmod_T", "nx_fmod_" + suffix);
+  rep("T(", t + "(");
+  rep("T ", t + " ");
+  rep("SPLIT", split);
+  rep("BIG", big);
+  rep("SMALL", small);
+  return src;
+}
+
+std::string fsuffix(const Capabilities& caps) { return caps.float64 ? "f64" : "f32"; }
+
+}  // namespace
+
+std::string helpers(const Capabilities& caps) {
+  std::string h = instantiate("float", "4097.0", "1.0e30", "1.0e-30", "f32");
+  if (caps.float64) h += instantiate("double", "134217729.0lf", "1.0e290lf", "1.0e-290lf", "f64");
+  return h;
+}
+
+DType float_compute_dtype(const Capabilities& caps) { return caps.float64 ? DType::F64 : DType::F32; }
+
+std::string to_compute(const Capabilities& caps, DType t, const std::string& x) {
+  return gen::convert(caps, t, float_compute_dtype(caps), x);
+}
+
+std::string nonzero(DType t, const std::string& x) {
+  if (is_float(t)) return "!(" + x + " == " + gen::value_type(t) + "(0))";
+  return "(" + x + " != " + gen::value_type(t) + "(0))";
+}
+
+std::string compare(const Capabilities& caps, BinaryOp op, DType ta, const std::string& a, DType tb,
+                    const std::string& b) {
+  if (is_float(ta) || is_float(tb)) {
+    const std::string fa = to_compute(caps, ta, a), fb = to_compute(caps, tb, b);
+    switch (op) {
+      case BinaryOp::equal: return "(" + fa + " == " + fb + ")";
+      case BinaryOp::not_equal: return "!(" + fa + " == " + fb + ")";
+      case BinaryOp::greater: return "(" + fa + " > " + fb + ")";
+      case BinaryOp::less: return "(" + fa + " < " + fb + ")";
+      case BinaryOp::greater_equal: return "(" + fa + " >= " + fb + ")";
+      case BinaryOp::less_equal: return "(" + fa + " <= " + fb + ")";
+      default: break;
+    }
+  } else {
+    switch (op) {
+      case BinaryOp::equal: return int_eq(ta, a, tb, b);
+      case BinaryOp::not_equal: return "!" + int_eq(ta, a, tb, b);
+      case BinaryOp::greater: return int_lt(tb, b, ta, a);
+      case BinaryOp::less: return int_lt(ta, a, tb, b);
+      case BinaryOp::greater_equal: return "!" + int_lt(ta, a, tb, b);
+      case BinaryOp::less_equal: return "!" + int_lt(tb, b, ta, a);
+      default: break;
+    }
+  }
+  fail(ErrorKind::Internal, "compare: not a comparison");
+}
+
+Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DType out) {
+  const std::string name = op_name(op);
+  const std::string ft = gen::float_compute_type(caps);
+  const std::string sfx = fsuffix(caps);
+  const bool any_float = is_float(ta) || is_float(tb);
+  switch (op) {
+    case BinaryOp::equal: case BinaryOp::not_equal: case BinaryOp::greater: case BinaryOp::less:
+    case BinaryOp::greater_equal: case BinaryOp::less_equal:
+      return {"uint v = " + compare(caps, op, ta, "a", tb, "b") + " ? 1u : 0u;", "uint"};
+    case BinaryOp::logical_and: return {"uint v = (" + nonzero(ta, "a") + " && " + nonzero(tb, "b") + ") ? 1u : 0u;", "uint"};
+    case BinaryOp::logical_or: return {"uint v = (" + nonzero(ta, "a") + " || " + nonzero(tb, "b") + ") ? 1u : 0u;", "uint"};
+    case BinaryOp::logical_xor: return {"uint v = (" + nonzero(ta, "a") + " != " + nonzero(tb, "b") + ") ? 1u : 0u;", "uint"};
+    default: break;
+  }
+  if (is_float(out)) {
+    const std::string pre = ft + " fa = " + to_compute(caps, ta, "a") + "; " + ft + " fb = " + to_compute(caps, tb, "b") + ";\n      ";
+    std::string e;
+    switch (op) {
+      case BinaryOp::add: e = "fa + fb"; break;
+      case BinaryOp::subtract: e = "fa - fb"; break;
+      case BinaryOp::multiply: e = "fa * fb"; break;
+      case BinaryOp::divide: e = "nx_div_" + sfx + "(fa, fb)"; break;
+      case BinaryOp::remainder: e = "nx_fmod_" + sfx + "(fa, fb)"; break;
+      case BinaryOp::pow: e = caps.float64 ? "nx_pow(fa, fb)" : "nx_pow_f32(fa, fb)"; break;
+      case BinaryOp::atan2: e = caps.float64 ? "nx_atan2(fa, fb)" : "nx_atan2_f32(fa, fb)"; break;
+      // NaN wins; on equal values the first operand (Erlang's max/min keep it: max(-0.0, 0.0) is -0.0).
+      case BinaryOp::max: e = "(isnan(fa) || isnan(fb)) ? fa + fb : ((fa < fb) ? fb : fa)"; break;
+      case BinaryOp::min: e = "(isnan(fa) || isnan(fb)) ? fa + fb : ((fb < fa) ? fb : fa)"; break;
+      default: bad(name, std::string("integer-only op given float output type ") + type_name(out));
+    }
+    return {pre + "precise " + ft + " v = " + e + ";", ft};
+  }
+  if (any_float)
+    bad(name, std::string("output type ") + type_name(out) + " is an integer type but an operand is a float (" +
+                  type_name(ta) + ", " + type_name(tb) + ")");
+  if (op == BinaryOp::divide || op == BinaryOp::atan2)
+    bad(name, std::string("the output type must be a float type, got ") + type_name(out));
+  const std::string ht = gen::value_type(out);
+  const bool w = is64(out);
+  const std::string ut = u(w), it = s(w);
+  const std::string bits = std::to_string(type_info(out).bits);
+  const std::string A = gen::convert(caps, ta, out, "a"), B = gen::convert(caps, tb, out, "b");
+  std::string pre = ht + " A = " + A + "; " + ht + " B = " + B + ";\n      ";
+  // Sign and magnitude of the exact operand values, in the unsigned type of the output's width.
+  const std::string mag =
+      std::string("bool na = ") + (is_signed(ta) ? it + "(A) < " + it + "(0)" : "false") + "; bool nb = " +
+      (is_signed(tb) ? it + "(B) < " + it + "(0)" : "false") + ";\n      " + ut + " ma = na ? " + ut + "(0) - " + ut +
+      "(A) : " + ut + "(A); " + ut + " mb = nb ? " + ut + "(0) - " + ut + "(B) : " + ut + "(B);\n      ";
+  // B is a shift count out of range: negative (exact value) or >= the output's width.
+  const std::string count_over = std::string("(") + (is_signed(tb) ? it + "(B) < " + it + "(0) || " : "") + ut +
+                                 "(B) >= " + ut + "(" + bits + ")";
+  switch (op) {
+    case BinaryOp::add: return {pre + ht + " v = A + B;", ht};
+    case BinaryOp::subtract: return {pre + ht + " v = A - B;", ht};
+    case BinaryOp::multiply: return {pre + ht + " v = A * B;", ht};
+    case BinaryOp::bitwise_and: return {pre + ht + " v = A & B;", ht};
+    case BinaryOp::bitwise_or: return {pre + ht + " v = A | B;", ht};
+    case BinaryOp::bitwise_xor: return {pre + ht + " v = A ^ B;", ht};
+    case BinaryOp::quotient:
+      return {pre + mag + ht + " v = (mb == " + ut + "(0)) ? " + ht + "(" + ut + "(0) - " + ut + "(1)) : " + ht +
+                  "((na != nb) ? " + ut + "(0) - ma / mb : ma / mb);",
+              ht};
+    case BinaryOp::remainder:
+      return {pre + mag + ht + " v = (mb == " + ut + "(0)) ? A : " + ht + "(na ? " + ut + "(0) - ma % mb : ma % mb);", ht};
+    case BinaryOp::max:
+      return {pre + ht + " v = " + int_lt(ta, "a", tb, "b") + " ? B : A;", ht};
+    case BinaryOp::min:
+      return {pre + ht + " v = " + int_lt(tb, "b", ta, "a") + " ? B : A;", ht};
+    case BinaryOp::left_shift:
+      return {pre + ht + " v = " + count_over + ") ? " + ht + "(0) : " + ht + "(" + ut + "(A) << " + ut + "(B));", ht};
+    case BinaryOp::right_shift:
+      if (is_signed(ta))
+        return {pre + ht + " v = " + count_over + ") ? ((" + it + "(A) < " + it + "(0)) ? " + ht + "(-1) : " + ht +
+                    "(0)) : " + ht + "(" + it + "(A) >> " + ut + "(B));",
+                ht};
+      return {pre + ht + " v = " + count_over + ") ? " + ht + "(0) : " + ht + "(" + ut + "(A) >> " + ut + "(B));", ht};
+    case BinaryOp::pow: {
+      std::string neg_b = is_signed(tb) ? it + "(B) < " + it + "(0)" : "false";
+      return {pre + ht + " v = " + ht + "(1);\n      if (" + neg_b + ") {\n        v = (A == " + ht + "(1)) ? " + ht +
+                  "(1) : ((" + it + "(A) == " + it + "(-1)) ? ((" + ut + "(B) & " + ut + "(1)) != " + ut + "(0) ? " + ht +
+                  "(" + it + "(-1)) : " + ht + "(1)) : " + ht + "(0));\n      } else {\n        " + ht + " base = A; " + ut +
+                  " e = " + ut + "(B);\n        for (int k = 0; k < 64 && e != " + ut + "(0); ++k) { if ((e & " + ut +
+                  "(1)) != " + ut + "(0)) v *= base; base *= base; e >>= 1; }\n      }",
+              ht};
+    }
+    default: break;
+  }
+  fail(ErrorKind::Internal, name + ": no integer form");
+}
+
+bool is_float_op(UnaryOp op) {
+  switch (op) {
+#define NXVK_FLOAT_OP(n) case UnaryOp::n:
+    NXVK_FLOAT_OP(exp) NXVK_FLOAT_OP(expm1) NXVK_FLOAT_OP(log) NXVK_FLOAT_OP(log1p) NXVK_FLOAT_OP(sigmoid)
+    NXVK_FLOAT_OP(cos) NXVK_FLOAT_OP(sin) NXVK_FLOAT_OP(tan) NXVK_FLOAT_OP(cosh) NXVK_FLOAT_OP(sinh)
+    NXVK_FLOAT_OP(tanh) NXVK_FLOAT_OP(acos) NXVK_FLOAT_OP(asin) NXVK_FLOAT_OP(atan) NXVK_FLOAT_OP(acosh)
+    NXVK_FLOAT_OP(asinh) NXVK_FLOAT_OP(atanh) NXVK_FLOAT_OP(sqrt) NXVK_FLOAT_OP(rsqrt) NXVK_FLOAT_OP(cbrt)
+    NXVK_FLOAT_OP(erf) NXVK_FLOAT_OP(erfc) NXVK_FLOAT_OP(erf_inv)
+#undef NXVK_FLOAT_OP
+      return true;
+    default: return false;
+  }
+}
+
+Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
+  const std::string name = op_name(op);
+  const std::string ft = gen::float_compute_type(caps);
+  const std::string ht = gen::value_type(t);
+  if (is_float_op(op)) {
+    if (!is_float(out)) bad(name, std::string("the output type must be a float type, got ") + type_name(out));
+    const std::string fn = std::string("nx_") + name + (caps.float64 ? "" : "_f32");
+    return {ft + " fx = " + to_compute(caps, t, "a") + "; " + ft + " v = " + fn + "(fx);", ft};
+  }
+  switch (op) {
+    case UnaryOp::is_nan:
+      return {std::string("uint v = ") + (is_float(t) ? "isnan(a) ? 1u : 0u;" : "0u;"), "uint"};
+    case UnaryOp::is_infinity:
+      return {std::string("uint v = ") + (is_float(t) ? "isinf(a) ? 1u : 0u;" : "0u;"), "uint"};
+    case UnaryOp::real: {
+      const std::string vt = gen::value_type(out);
+      return {vt + " v = " + gen::convert(caps, t, out, "a") + ";", vt};
+    }
+    case UnaryOp::imag: {
+      const std::string vt = gen::value_type(out);
+      return {vt + " v = " + vt + "(0);", vt};
+    }
+    case UnaryOp::conjugate:
+      fail(ErrorKind::Unsupported, "conjugate: complex types are not supported yet");
+    default: break;
+  }
+  if (out != t)
+    bad(name, std::string("the output type must be the input type ") + type_name(t) + ", got " + type_name(out));
+  const std::string z = ht + "(0)";
+  switch (op) {
+    case UnaryOp::negate: return {ht + " v = -a;", ht};
+    case UnaryOp::abs: return {ht + " v = (a < " + z + ") ? -a : a;", ht};
+    case UnaryOp::sign:
+      if (is_float(t)) return {ht + " v = (a > " + z + ") ? " + ht + "(1) : ((a < " + z + ") ? " + ht + "(-1) : a);", ht};
+      if (is_signed(t)) return {ht + " v = (a > " + z + ") ? " + ht + "(1) : ((a < " + z + ") ? " + ht + "(-1) : " + z + ");", ht};
+      return {ht + " v = (a > " + z + ") ? " + ht + "(1) : " + z + ";", ht};
+    case UnaryOp::ceil: return {ht + " v = " + (is_float(t) ? "ceil(a);" : "a;"), ht};
+    case UnaryOp::floor: return {ht + " v = " + (is_float(t) ? "floor(a);" : "a;"), ht};
+    case UnaryOp::round:
+      // Half away from zero (Erlang's round/1); a zero result is +0.0 (it is the integer 0).
+      if (is_float(t))
+        return {ht + " tr = trunc(a); " + ht + " v = (abs(a - tr) >= " + ht + "(0.5)) ? tr + sign(a) : tr;" +
+                    " if (v == " + z + ") v = " + z + ";",
+                ht};
+      return {ht + " v = a;", ht};
+    default: break;
+  }
+  if (is_float(t)) bad(name, std::string("integer types only, got ") + type_name(t));
+  const uint32_t bits = type_info(t).bits;
+  const std::string mask = bits == 8 ? "0xffu" : bits == 16 ? "0xffffu" : "0xffffffffu";
+  switch (op) {
+    case UnaryOp::bitwise_not: return {ht + " v = ~a;", ht};
+    case UnaryOp::count_leading_zeros:
+      if (bits == 64)
+        return {"uint lo = uint(a), hi = uint(uint64_t(a) >> 32); " + ht + " v = " + ht +
+                    "(hi != 0u ? 31 - findMSB(hi) : 63 - findMSB(lo));",
+                ht};
+      return {ht + " v = " + ht + "(" + std::to_string(bits - 1) + " - findMSB(uint(a) & " + mask + "));", ht};
+    case UnaryOp::population_count:
+      if (bits == 64) return {ht + " v = " + ht + "(bitCount(uint(a)) + bitCount(uint(uint64_t(a) >> 32)));", ht};
+      return {ht + " v = " + ht + "(bitCount(uint(a) & " + mask + "));", ht};
+    default: break;
+  }
+  fail(ErrorKind::Internal, name + ": no form");
+}
+
+}  // namespace nxvk::elementwise

@@ -1,0 +1,51 @@
+// Shared by the elementwise ops (elementwise.cpp, elementwise_expr.cpp): operand access through
+// broadcast strides, and the GLSL expressions of Nx's elementwise semantics.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "nxvk/ops.hpp"
+
+namespace nxvk::elementwise {
+
+// How a kernel reads one operand at flat output index `i`, after the output's dims were
+// collapsed on the host: the same index (same shape, contiguous), element 0 (a scalar or a fully
+// broadcast operand), a rank-2 walk (one division by a uniform), or the general strided walk.
+struct Access {
+  std::string functions;  // GLSL index functions this operand needs
+  std::string index;      // GLSL uint expression of `i`
+};
+
+// Plans the reads of `operands` (shapes broadcast-compatible with `out_shape`, Nx's right-aligned
+// broadcasting) and appends their parameters to `params`.
+std::vector<Access> plan_access(const Shape& out_shape, const std::vector<const Shape*>& operands,
+                                std::vector<uint32_t>& params);
+
+// A compute type for float math: F64 where the device has it, else F32.
+DType float_compute_dtype(const Capabilities& caps);
+
+// `x` (held as value_type(t)) as the float compute type.
+std::string to_compute(const Capabilities& caps, DType t, const std::string& x);
+
+// Nx comparison of a (type ta) with b (type tb), exact for integers of any signedness, NaN false
+// (true for not_equal). `op` is one of equal not_equal greater less greater_equal less_equal.
+std::string compare(const Capabilities& caps, BinaryOp op, DType ta, const std::string& a, DType tb,
+                    const std::string& b);
+// GLSL bool: x (type t) is nonzero (NaN is nonzero, -0.0 is zero).
+std::string nonzero(DType t, const std::string& x);
+
+// GLSL statements declaring `v` (held as the returned type) from a and b.
+struct Body {
+  std::string statements;
+  std::string v_type;
+};
+Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DType out);
+Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out);
+
+// Helper GLSL functions binary_body/unary_body may call (division, fmod).
+std::string helpers(const Capabilities& caps);
+
+bool is_float_op(UnaryOp op);  // the math-library functions
+
+}  // namespace nxvk::elementwise
