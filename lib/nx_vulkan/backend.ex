@@ -58,7 +58,8 @@ defmodule Nx.Vulkan.Backend do
 
   @impl true
   def from_binary(%T{} = out, data, opts) do
-    upload(out, IO.iodata_to_binary(data), device_opt(opts), :from_binary)
+    # iodata of bitstrings (sub-byte types) too
+    upload(out, :erlang.list_to_bitstring([data]), device_opt(opts), :from_binary)
   end
 
   @impl true
@@ -396,7 +397,9 @@ defmodule Nx.Vulkan.Backend do
   defp host(op, args, reason, device \\ nil) do
     Fallback.record!(op, reason)
     device = device || find_device(args)
-    result = apply(Nx.BinaryBackend, op, Enum.map(args, &to_host/1))
+    host_args = Enum.map(args, &to_host/1)
+    # Nx.BinaryBackend builds helper tensors with the default backend: make that itself.
+    result = Nx.with_default_backend(Nx.BinaryBackend, fn -> apply(Nx.BinaryBackend, op, host_args) end)
     from_host(result, device)
   end
 
@@ -487,7 +490,9 @@ defmodule Nx.Vulkan.Backend do
     end) || Nx.Vulkan.default_device()
   end
 
-  defp device_opt(opts) when is_list(opts), do: opts[:device] || Nx.Vulkan.default_device()
+  # Options reach some callbacks without init/1 (Nx.tensor transfers from Nx.BinaryBackend).
+  defp device_opt([]), do: Nx.Vulkan.default_device()
+  defp device_opt(opts) when is_list(opts), do: init(opts)[:device] || Nx.Vulkan.default_device()
 
   defp scalar(%Complex{re: re, im: im}), do: {re, im}
   defp scalar(value), do: value

@@ -61,6 +61,14 @@ defmodule Nx.Vulkan.Fallback do
   end
 
   @doc """
+  Sets the mode for the calling process until changed again (`nil` goes back to the application
+  setting) and returns the previous override. Prefer the scoped `strict/2`; this is for test
+  `setup` blocks, where the process ends with the test.
+  """
+  def put_mode(nil), do: Process.delete(@mode_key)
+  def put_mode(mode), do: Process.put(@mode_key, validate_mode!(mode))
+
+  @doc """
   Runs `fun` and returns `{result, counts}` where `counts` maps each op that fell back to the
   host in this process during `fun` to how often it did (`%{}` when everything ran on the device).
   """

@@ -1,0 +1,68 @@
+defmodule Nx.Vulkan.FuzzTest do
+  @moduledoc """
+  Random malformed calls straight to every NIF function: the VM must survive, and each call
+  must return or raise ArgumentError (or Nx.Vulkan.Error for a device limitation such as an
+  unsupported type or a too-large allocation), never crash.
+  """
+  use ExUnit.Case, async: true
+  import Bitwise
+
+  alias Nx.Vulkan.Native
+
+  @calls 12_000
+  @allowed_kinds [:unsupported, :not_built, :out_of_device_memory, :out_of_memory]
+
+  # Terms that are each valid for some argument somewhere, and many that are valid nowhere.
+  defp pool do
+    t = Nx.tensor([[1.0, 2.0], [3.0, 4.0]], backend: Nx.Vulkan.Backend).data.ref
+    s = Nx.tensor(3, type: :s64, backend: Nx.Vulkan.Backend).data.ref
+    u = Nx.tensor([1, 0, 1], type: :u8, backend: Nx.Vulkan.Backend).data.ref
+    dead = Nx.tensor([1], backend: Nx.Vulkan.Backend).data.ref
+    :ok = Native.deallocate(dead)
+
+    [t, s, u, dead, [t, t], [s], [t, dead], [], [1, 2], [0], [-1], [0, 1], [1, 0],
+     {:f, 32}, {:s, 64}, {:u, 8}, {:bf, 16}, {:c, 64}, {:f, 8}, {:s, 4}, {:f, 31}, {:q, 8}, {:f},
+     {:f, -32}, {"f", 32}, {}, {2}, {2, 2}, {3}, {0}, {1, 1, 1, 1}, {7, 7, 7}, {-1}, {1 <<< 40},
+     {1 <<< 62, 1 <<< 62}, {1.5}, {:a}, 0, 1, 2, -1, 7, 1 <<< 40, 1 <<< 64, -(1 <<< 70), 1.5,
+     -0.0, :nan, :infinity, :neg_infinity, {1.0, 2.0}, {:nan, 1}, nil, true, false, :low, :high,
+     :exp, :add, :sum, :argmax, :cumulative_sum, :not_an_op, :foo, "", "abc", <<1, 2, 3>>,
+     :binary.copy(<<0>>, 16), <<1::3>>, [{0, 0, 0}, {1, 1, 0}], [{0, 0, 0}], [{-1, 2, 1}, {0, 0, 9}],
+     [{1, 2}], %{}, %{a: 1}, self(), make_ref(), fn -> :ok end, [1 | 2], [[1]], {t}, {[t]}]
+  end
+
+  test "#{@calls} random malformed calls to every NIF function" do
+    seed = :erlang.phash2(make_ref())
+    :rand.seed(:exsss, {seed, 17, 29})
+    pool = List.to_tuple(pool())
+    functions = Native.functions() |> Enum.reject(fn {name, _} -> name in [:devices, :built_functions] end)
+
+    outcomes =
+      for i <- 1..@calls, reduce: %{} do
+        acc ->
+          {name, arity} = Enum.at(functions, rem(i, length(functions)))
+          args = for _ <- 1..arity//1, do: elem(pool, :rand.uniform(tuple_size(pool)) - 1)
+          outcome = call(name, args, seed)
+          Map.update(acc, outcome, 1, &(&1 + 1))
+      end
+
+    assert Enum.sum(Map.values(outcomes)) == @calls
+    IO.puts("\nfuzz (seed #{seed}): #{inspect(outcomes)}")
+    # The VM and the device still work.
+    assert Nx.tensor([1.0, 2.0], backend: Nx.Vulkan.Backend) |> Nx.to_flat_list() == [1.0, 2.0]
+  end
+
+  defp call(name, args, seed) do
+    apply(Native, name, args)
+    :returned
+  rescue
+    e in ArgumentError ->
+      assert e.message =~ ~r/^\w+: /, "#{name}#{inspect(List.to_tuple(args))} (seed #{seed}): #{e.message}"
+      :argument_error
+
+    e in Nx.Vulkan.Error ->
+      assert e.kind in @allowed_kinds,
+             "#{name}#{inspect(List.to_tuple(args))} (seed #{seed}) raised #{inspect(e)}"
+
+      e.kind
+  end
+end
