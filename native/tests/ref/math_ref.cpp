@@ -32,7 +32,6 @@ ld erf_inv_ref(ld x) {
     ld f = a < 0.5L ? std::erf(y) - a : (1 - a) - std::erfc(y);
     ld d = 2 / std::sqrt(pi) * std::exp(-y * y);
     ld step = f / d;
-    if (a >= 0.5L) step = -step;
     ld ny = y - step;
     if (!(ny > 0)) ny = y / 2;
     if (ny == y) break;

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Generates native/src/ops/math_coeffs.inc: constants and polynomials of the GLSL math library.
+
+Run: python3 native/tools/math_coeffs.py > native/src/ops/math_coeffs.inc   (needs mpmath)
+Taylor coefficients where a series converges fast enough; Chebyshev fits (mpmath.chebyfit,
+near-minimax) elsewhere. Each polynomial is emitted twice: with the terms double needs and with
+the (fewer) terms float needs. Split constants (Cody-Waite, hi/lo pairs) are derived here too.
+"""
+import mpmath as mp
+
+mp.mp.dps = 60
+pi = mp.pi
+
+
+def rnd(v, bits):
+    with mp.workprec(bits):
+        return +mp.mpf(v)
+
+
+def lit(v, dbl):
+    if v == 0:
+        return "0.0lf" if dbl else "0.0"
+    s = mp.nstr(mp.mpf(v), 21 if dbl else 12, min_fixed=-1, max_fixed=-1)
+    if "e" not in s and "." not in s:
+        s += ".0"
+    return s + ("lf" if dbl else "")
+
+
+def hilo(v, bits):
+    h = rnd(v, bits)
+    return h, rnd(v - h, bits)
+
+
+def horner(name, coeffs, dbl):
+    t = "double" if dbl else "float"
+    sfx = "" if dbl else "_f32"
+    expr = lit(coeffs[-1], dbl)
+    for c in reversed(coeffs[:-1]):
+        expr = "%s + z * (%s)" % (lit(c, dbl), expr)
+    # Horner written out as one precise expression: no contraction, fixed order.
+    return "%s %s%s(%s z) { precise %s r = %s; return r; }\n" % (t, name, sfx, t, t, expr)
+
+
+def horner_dd(name, coeffs, dbl):
+    # c0 as hi + lo and the last step in dd (TwoSum inlined): the leading term's rounding would
+    # otherwise cost up to half an ulp before the caller's own rounding.
+    t = "double" if dbl else "float"
+    sfx = "" if dbl else "_f32"
+    bits = 53 if dbl else 24
+    h, l = hilo(coeffs[0], bits)
+    expr = lit(coeffs[-1], dbl)
+    for c in reversed(coeffs[1:-1]):
+        expr = "%s + z * (%s)" % (lit(c, dbl), expr)
+    return ("%s %s_dd%s(%s z, out %s lo) {\n"
+            "  precise %s p = z * (%s);\n"
+            "  precise %s s = %s + p;\n"
+            "  precise %s bb = s - %s;\n"
+            "  precise %s e = ((%s - (s - bb)) + (p - bb)) + %s;\n"
+            "  lo = e;\n  return s;\n}\n") % (t, name, sfx, t, t, t, expr, t, lit(h, dbl), t, lit(h, dbl), t, lit(h, dbl), lit(l, dbl))
+
+
+def fit(f, a, b, n):
+    c, err = mp.chebyfit(f, [a, b], n, error=True)
+    return list(reversed(c)), err
+
+
+polys = {}  # name -> (double coeffs, float coeffs)
+fact = mp.factorial
+polys["nx_poly_expq"] = ([1 / fact(j + 2) for j in range(12)], [1 / fact(j + 2) for j in range(7)])
+polys["nx_poly_log"] = ([mp.mpf(2) / (2 * n + 5) for n in range(11)], [mp.mpf(2) / (2 * n + 5) for n in range(7)])
+polys["nx_poly_sin"] = ([(-1) ** (j + 1) / fact(2 * j + 3) for j in range(9)],
+                        [(-1) ** (j + 1) / fact(2 * j + 3) for j in range(6)])
+polys["nx_poly_cos"] = ([(-1) ** j / fact(2 * j + 4) for j in range(9)], [(-1) ** j / fact(2 * j + 4) for j in range(6)])
+polys["nx_poly_sinh"] = ([1 / fact(2 * j + 3) for j in range(10)], [1 / fact(2 * j + 3) for j in range(7)])
+
+
+def h_atan(z):
+    if z == 0:
+        return mp.mpf(-1) / 3
+    s = mp.sqrt(z)
+    return (mp.atan(s) - s) / (z * s)
+
+
+def h_asin(z):
+    if z == 0:
+        return mp.mpf(1) / 6
+    s = mp.sqrt(z)
+    return (mp.asin(s) - s) / (z * s)
+
+
+def h_erf(z):
+    if z == 0:
+        return 2 / mp.sqrt(pi) - 1
+    s = mp.sqrt(z)
+    return mp.erf(s) / s - 1
+
+
+errs = []
+def both(name, f, a, b, nd, nf):
+    cd, ed = fit(f, a, b, nd)
+    cf, ef = fit(f, a, b, nf)
+    errs.append("%s: double %d terms abs err %s, float %d terms %s" % (name, nd, mp.nstr(ed, 3), nf, mp.nstr(ef, 3)))
+    polys[name] = (cd, cf)
+
+
+both("nx_poly_atan", h_atan, 0, mp.mpf(49) / 256, 13, 7)
+both("nx_poly_asin", h_asin, 0, mp.mpf(1) / 4, 14, 7)
+both("nx_poly_erf", h_erf, 0, 1, 15, 8)
+G = lambda x: mp.erfc(x) * mp.exp(x * x)
+# erfc(x) = exp(-x^2) G(x): pieces in t = x - centre, and the tail in u = 1/x as G(1/u)/u.
+both("nx_poly_erfc0", lambda t: G(t + mp.mpf(0.75)), -0.25, 0.25, 17, 8)
+both("nx_poly_erfc1", lambda t: G(t + mp.mpf(1.5)), -0.5, 0.5, 19, 9)
+both("nx_poly_erfc2", lambda t: G(t + mp.mpf(3)), -1, 1, 22, 11)
+both("nx_poly_erfc3", lambda u: G(1 / u) / u, mp.mpf(1) / 28, mp.mpf(1) / 4, 18, 9)
+
+def erfinv_over_x_w(w):
+    if w == 0:
+        return mp.sqrt(pi) / 2
+    x = mp.sqrt(-mp.expm1(-w))
+    return mp.erfinv(x) / x
+
+
+# erf_inv first guess (then refined by a Halley step on erf/erfc): erfinv(x)/x as a function of
+# w = -log(1 - x^2), centred on [0, 6.25], and of v = sqrt(w) on [2.5, 6.1].
+both("nx_poly_erfinv0", lambda t: erfinv_over_x_w(t + mp.mpf(3.125)), -3.125, 3.125, 16, 9)
+both("nx_poly_erfinv1", lambda t: erfinv_over_x_w((t + mp.mpf(4.3)) ** 2), -1.8, 1.8, 14, 8)
+
+DD = {"nx_poly_erfc0", "nx_poly_erfc1", "nx_poly_erfc2", "nx_poly_erfc3"}
+consts = []
+def const(name, vd, vf):
+    consts.append((name, vd, vf))
+
+for nm, v in [("PIO2", pi / 2), ("PI", pi), ("PIO4", pi / 4), ("ATAN05", mp.atan(0.5)), ("ATAN15", mp.atan(1.5)),
+              ("LN2", mp.log(2)), ("TWO3", mp.mpf(2) / 3), ("TWOOSQRTPI", 2 / mp.sqrt(pi)), ("SQRTPIO2", mp.sqrt(pi) / 2)]:
+    hd, ld = hilo(v, 53)
+    hf, lf = hilo(v, 24)
+    const(nm + "_H", hd, hf)
+    const(nm + "_L", ld, lf)
+# exp/log reduction: k * LN2HI exact (|k| < 2^12 double, < 2^8 float).
+const("LN2HI", rnd(mp.log(2), 40), rnd(mp.log(2), 16))
+const("LN2LO", rnd(mp.log(2) - rnd(mp.log(2), 40), 53), rnd(mp.log(2) - rnd(mp.log(2), 16), 24))
+const("INVLN2", 1 / mp.log(2), 1 / mp.log(2))
+const("INVPIO2", 2 / pi, 2 / pi)
+# Cody-Waite pi/2: double 33 + 33 + 53 bits (k < 2^20); float 12 + 12 + 12 + 12 + 24 bits (k < 2^12).
+rem = pi / 2
+dparts = []
+for bits in (33, 33, 53, 0, 0):
+    p = rnd(rem, bits) if bits else mp.mpf(0)
+    dparts.append(p)
+    rem -= p
+rem = pi / 2
+fparts = []
+for bits in (12, 12, 12, 12, 24):
+    p = rnd(rem, bits)
+    fparts.append(p)
+    rem -= p
+for i in range(5):
+    const("CW%d" % (i + 1), dparts[i], fparts[i])
+
+# 2/pi bits: word j holds bits 32j+1 .. 32j+32 of the fraction.
+words = []
+v = 2 / pi
+with mp.workprec(1400):
+    v = 2 / mp.pi
+    for j in range(40):
+        v *= 2 ** 32
+        w = int(mp.floor(v))
+        words.append(w)
+        v -= w
+
+print("// Generated by native/tools/math_coeffs.py: do not edit.")
+for e in errs:
+    print("// " + e)
+print('constexpr const char* kMathCoeffsF64 = R"GLSL(')
+for nm, vd, vf in consts:
+    print("const double K_%s = %s;" % (nm, lit(vd, True)))
+for nm, (cd, cf) in polys.items():
+    print(horner(nm, cd, True), end="")
+    if nm in DD:
+        print(horner_dd(nm, cd, True), end="")
+print(')GLSL";')
+print('constexpr const char* kMathCoeffsF32 = R"GLSL(')
+for nm, vd, vf in consts:
+    print("const float K_%s_f32 = %s;" % (nm, lit(vf, False)))
+for nm, (cd, cf) in polys.items():
+    print(horner(nm, cf, False), end="")
+    if nm in DD:
+        print(horner_dd(nm, cf, False), end="")
+print(')GLSL";')
+print('constexpr const char* kTwoOverPi = R"GLSL(')
+print("const uint NX_TWO_OVER_PI[40] = uint[](" + ", ".join("0x%08xu" % w for w in words) + ");")
+print(')GLSL";')
