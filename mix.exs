@@ -35,8 +35,8 @@ defmodule Mix.Tasks.Compile.NxVulkan do
       Mix.raise("nx_vulkan: building the native core failed (ninja #{Enum.join(args, " ")})")
     end
 
-    # Ninja decides staleness; install only when it rebuilt the NIF or priv/ lacks it.
-    if String.contains?(out, "no work to do") and File.exists?(installed) do
+    # Ninja decides what to rebuild; install when priv/ lacks the NIF or has an older one.
+    if String.contains?(out, "no work to do") and current?(installed, built) do
       {:noop, []}
     else
       Mix.shell().info("Compiled nx_vulkan native core and NIF (#{build})")
@@ -46,6 +46,13 @@ defmodule Mix.Tasks.Compile.NxVulkan do
       File.cp!(built, tmp)
       File.rename!(tmp, installed)
       {:ok, []}
+    end
+  end
+
+  defp current?(installed, built) do
+    case {File.stat(installed, time: :posix), File.stat(built, time: :posix)} do
+      {{:ok, i}, {:ok, b}} -> i.mtime >= b.mtime and i.size == b.size
+      _ -> false
     end
   end
 

@@ -12,3 +12,15 @@ log "nxvk info"
 "$NXVK" info
 log "nxvk selftest"
 "$NXVK" selftest
+
+# The Elixir examples (README's sigmoid, an MLP training step), when Elixir >= 1.17 and Nx
+# sources are present; test.sh's find_elixir/find_nx_sources decide, as for the suite.
+source <(sed -n '/^find_elixir() {/,/^}/p; /^find_nx_sources() {/,/^}/p' "$NXVK_ROOT/scripts/test.sh")
+if ELIXIR_BIN="$(find_elixir)" && [ -f "$NXVK_ROOT/mix.exs" ] && find_nx_sources; then
+  for example in sigmoid train_step; do
+    log "mix run examples/$example.exs"
+    (cd "$NXVK_ROOT" && export PATH="$ELIXIR_BIN:$PATH" NX_VULKAN_JOBS="$NXVK_JOBS" && mix deps.get >/dev/null && mix run "examples/$example.exs" </dev/null)
+  done
+else
+  echo "Elixir examples: SKIPPED (no Elixir >= 1.17 with Nx sources found)"
+fi
