@@ -68,12 +68,17 @@ defmodule Mix.Tasks.Compile.NxVulkan do
 
   defp cmd!(exe, args) do
     unless System.find_executable(exe) do
-      Mix.raise("nx_vulkan needs #{exe} to build its native core (apt-get install cmake ninja-build)")
+      Mix.raise(
+        "nx_vulkan needs #{exe} to build its native core (apt-get install cmake ninja-build)"
+      )
     end
 
     case System.cmd(exe, args, into: IO.stream(:stdio, :line), stderr_to_stdout: true) do
-      {_, 0} -> :ok
-      {_, status} -> Mix.raise("nx_vulkan: `#{exe} #{Enum.join(args, " ")}` failed (exit #{status})")
+      {_, 0} ->
+        :ok
+
+      {_, status} ->
+        Mix.raise("nx_vulkan: `#{exe} #{Enum.join(args, " ")}` failed (exit #{status})")
     end
   end
 end

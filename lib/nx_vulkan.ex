@@ -47,7 +47,8 @@ defmodule Nx.Vulkan do
   def memory_stats(index), do: Native.memory_stats(index)
 
   @doc "Gives the memory cached for reuse on device `index` (default device) back to the driver."
-  def release_cached_memory(index \\ nil), do: Native.release_cached_memory(index || default_device())
+  def release_cached_memory(index \\ nil),
+    do: Native.release_cached_memory(index || default_device())
 
   @doc """
   Submits all recorded work on device `index` (default device) and waits for it. Results are

@@ -7,7 +7,11 @@ ExUnit.after_suite(fn _ ->
   report = Nx.Vulkan.validation_report()
 
   if report.messages > 0 do
-    IO.puts(:stderr, "\nVulkan validation layer: #{report.messages} message(s); last: #{report.last_message}")
+    IO.puts(
+      :stderr,
+      "\nVulkan validation layer: #{report.messages} message(s); last: #{report.last_message}"
+    )
+
     System.at_exit(fn _ -> exit({:shutdown, 1}) end)
   else
     IO.puts("Vulkan validation layer: #{if report.enabled, do: "on", else: "off"}, 0 messages")

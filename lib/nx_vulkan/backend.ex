@@ -37,13 +37,15 @@ defmodule Nx.Vulkan.Backend do
         device = opts[:device]
 
         unless is_nil(device) or (is_integer(device) and device >= 0) do
-          raise ArgumentError, "Nx.Vulkan.Backend: :device must be a device index, got: #{inspect(device)}"
+          raise ArgumentError,
+                "Nx.Vulkan.Backend: :device must be a device index, got: #{inspect(device)}"
         end
 
         opts
 
       {:error, keys} ->
-        raise ArgumentError, "Nx.Vulkan.Backend: unknown options #{inspect(keys)} (valid: [:device])"
+        raise ArgumentError,
+              "Nx.Vulkan.Backend: unknown options #{inspect(keys)} (valid: [:device])"
     end
   end
 
@@ -111,7 +113,9 @@ defmodule Nx.Vulkan.Backend do
   end
 
   @impl true
-  def to_binary(%T{data: %__MODULE__{ref: nil}} = t, limit), do: Nx.BinaryBackend.to_binary(host_tensor(t), limit)
+  def to_binary(%T{data: %__MODULE__{ref: nil}} = t, limit),
+    do: Nx.BinaryBackend.to_binary(host_tensor(t), limit)
+
   def to_binary(%T{data: %__MODULE__{ref: ref}}, limit), do: Native.to_binary(ref, limit)
 
   @impl true
@@ -161,13 +165,16 @@ defmodule Nx.Vulkan.Backend do
   ## Casts and shape
 
   @impl true
-  def as_type(out, t), do: run(:as_type, :as_type, [out, t], &wrap(out, Native.as_type(ref!(t, &1), out.type), &1))
+  def as_type(out, t),
+    do: run(:as_type, :as_type, [out, t], &wrap(out, Native.as_type(ref!(t, &1), out.type), &1))
 
   @impl true
-  def bitcast(out, t), do: run(:bitcast, :bitcast, [out, t], &wrap(out, Native.bitcast(ref!(t, &1), out.type), &1))
+  def bitcast(out, t),
+    do: run(:bitcast, :bitcast, [out, t], &wrap(out, Native.bitcast(ref!(t, &1), out.type), &1))
 
   @impl true
-  def reshape(out, t), do: run(:reshape, :reshape, [out, t], &wrap(out, Native.reshape(ref!(t, &1), out.shape), &1))
+  def reshape(out, t),
+    do: run(:reshape, :reshape, [out, t], &wrap(out, Native.reshape(ref!(t, &1), out.shape), &1))
 
   @impl true
   def squeeze(out, t, axes),
@@ -175,12 +182,23 @@ defmodule Nx.Vulkan.Backend do
 
   @impl true
   def broadcast(out, t, shape, axes) do
-    run(:broadcast, :broadcast, [out, t, shape, axes], &wrap(out, Native.broadcast(ref!(t, &1), shape, axes), &1))
+    run(
+      :broadcast,
+      :broadcast,
+      [out, t, shape, axes],
+      &wrap(out, Native.broadcast(ref!(t, &1), shape, axes), &1)
+    )
   end
 
   @impl true
   def transpose(out, t, axes),
-    do: run(:transpose, :transpose, [out, t, axes], &wrap(out, Native.transpose(ref!(t, &1), axes), &1))
+    do:
+      run(
+        :transpose,
+        :transpose,
+        [out, t, axes],
+        &wrap(out, Native.transpose(ref!(t, &1), axes), &1)
+      )
 
   @impl true
   def reverse(out, t, axes),
@@ -214,7 +232,11 @@ defmodule Nx.Vulkan.Backend do
       end)
     else
       run(:put_slice, :put_slice_dynamic, [out, t, start, update], fn d ->
-        wrap(out, Native.put_slice_dynamic(ref!(t, d), index_refs(start, d), ref!(update, d), out.type), d)
+        wrap(
+          out,
+          Native.put_slice_dynamic(ref!(t, d), index_refs(start, d), ref!(update, d), out.type),
+          d
+        )
       end)
     end
   end
@@ -238,7 +260,11 @@ defmodule Nx.Vulkan.Backend do
   @impl true
   def select(out, pred, on_true, on_false) do
     run(:select, :select, [out, pred, on_true, on_false], fn d ->
-      wrap(out, Native.select(ref!(pred, d), ref!(on_true, d), ref!(on_false, d), out.type, out.shape), d)
+      wrap(
+        out,
+        Native.select(ref!(pred, d), ref!(on_true, d), ref!(on_false, d), out.type, out.shape),
+        d
+      )
     end)
   end
 
@@ -257,7 +283,12 @@ defmodule Nx.Vulkan.Backend do
   for op <- unary_ops do
     @impl true
     def unquote(op)(out, t) do
-      run(unquote(op), :unary, [out, t], &wrap(out, Native.unary(unquote(op), ref!(t, &1), out.type), &1))
+      run(
+        unquote(op),
+        :unary,
+        [out, t],
+        &wrap(out, Native.unary(unquote(op), ref!(t, &1), out.type), &1)
+      )
     end
   end
 
@@ -297,7 +328,11 @@ defmodule Nx.Vulkan.Backend do
       tie_break = opts[:tie_break] || :low
 
       run(unquote(op), :arg_reduce, [out, t, opts], fn d ->
-        wrap(out, Native.arg_reduce(unquote(op), ref!(t, d), opts[:axis], keep, tie_break, out.type), d)
+        wrap(
+          out,
+          Native.arg_reduce(unquote(op), ref!(t, d), opts[:axis], keep, tie_break, out.type),
+          d
+        )
       end)
     end
   end
@@ -349,7 +384,12 @@ defmodule Nx.Vulkan.Backend do
   # Cumulative blocks run as one native op when the op library has it; every other block runs
   # its default implementation, which is made of Nx ops that run on the device one by one.
   @impl true
-  def block(%mod{axis: axis, reverse: reverse} = struct, %T{} = out, [%T{data: %__MODULE__{ref: ref}} = t], fun)
+  def block(
+        %mod{axis: axis, reverse: reverse} = struct,
+        %T{} = out,
+        [%T{data: %__MODULE__{ref: ref}} = t],
+        fun
+      )
       when is_map_key(@cumulative, mod) and not is_nil(ref) do
     if MapSet.member?(Nx.Vulkan.native_functions(), :cumulative) do
       d = t.data.device
@@ -358,7 +398,9 @@ defmodule Nx.Vulkan.Backend do
         wrap(out, Native.cumulative(Map.fetch!(@cumulative, mod), ref, axis, reverse, out.type), d)
       rescue
         e in Nx.Vulkan.Error ->
-          if e.kind in [:unsupported, :not_built], do: fun.(struct, t), else: reraise(e, __STACKTRACE__)
+          if e.kind in [:unsupported, :not_built],
+            do: fun.(struct, t),
+            else: reraise(e, __STACKTRACE__)
       end
     else
       fun.(struct, t)
@@ -399,7 +441,9 @@ defmodule Nx.Vulkan.Backend do
     device = device || find_device(args)
     host_args = Enum.map(args, &to_host/1)
     # Nx.BinaryBackend builds helper tensors with the default backend: make that itself.
-    result = Nx.with_default_backend(Nx.BinaryBackend, fn -> apply(Nx.BinaryBackend, op, host_args) end)
+    result =
+      Nx.with_default_backend(Nx.BinaryBackend, fn -> apply(Nx.BinaryBackend, op, host_args) end)
+
     from_host(result, device)
   end
 
@@ -407,9 +451,14 @@ defmodule Nx.Vulkan.Backend do
   defp to_host(list) when is_list(list), do: Enum.map(list, &to_host/1)
   defp to_host(other), do: other
 
-  defp from_host(%T{data: %Nx.BinaryBackend{state: bin}} = t, device), do: upload(t, bin, device, nil)
+  defp from_host(%T{data: %Nx.BinaryBackend{state: bin}} = t, device),
+    do: upload(t, bin, device, nil)
+
   defp from_host(%T{} = t, device), do: upload(t, Nx.to_binary(t), device, nil)
-  defp from_host(tuple, device) when is_tuple(tuple), do: tuple |> Tuple.to_list() |> Enum.map(&from_host(&1, device)) |> List.to_tuple()
+
+  defp from_host(tuple, device) when is_tuple(tuple),
+    do: tuple |> Tuple.to_list() |> Enum.map(&from_host(&1, device)) |> List.to_tuple()
+
   defp from_host(list, device) when is_list(list), do: Enum.map(list, &from_host(&1, device))
   defp from_host(other, _device), do: other
 
@@ -421,10 +470,18 @@ defmodule Nx.Vulkan.Backend do
         wrap(out, Native.from_binary(device, type, shape, binary), device)
       rescue
         e in Nx.Vulkan.Error ->
-          if e.kind == :unsupported, do: host_resident(out, binary, device, count_as, e.message), else: reraise(e, __STACKTRACE__)
+          if e.kind == :unsupported,
+            do: host_resident(out, binary, device, count_as, e.message),
+            else: reraise(e, __STACKTRACE__)
       end
     else
-      host_resident(out, binary, device, count_as, "#{Nx.Type.to_string(type)} is not a device type")
+      host_resident(
+        out,
+        binary,
+        device,
+        count_as,
+        "#{Nx.Type.to_string(type)} is not a device type"
+      )
     end
   end
 
@@ -446,7 +503,11 @@ defmodule Nx.Vulkan.Backend do
 
   defp ref!(%T{} = t, device) do
     %T{data: %__MODULE__{ref: ref}} = upload(t, Nx.to_binary(t), device, nil)
-    ref || raise Nx.Vulkan.Error, kind: :unsupported, message: "#{Nx.Type.to_string(t.type)} is held on the host"
+
+    ref ||
+      raise Nx.Vulkan.Error,
+        kind: :unsupported,
+        message: "#{Nx.Type.to_string(t.type)} is held on the host"
   end
 
   defp index_refs(start, device) do
@@ -456,7 +517,8 @@ defmodule Nx.Vulkan.Backend do
     end)
   end
 
-  defp copy_to_device(%T{data: %__MODULE__{ref: nil}} = t, device), do: %{t | data: %{t.data | device: device}}
+  defp copy_to_device(%T{data: %__MODULE__{ref: nil}} = t, device),
+    do: %{t | data: %{t.data | device: device}}
 
   defp copy_to_device(%T{data: %__MODULE__{ref: ref, device: device}} = t, device) do
     # Same device: a new resource sharing the (immutable) buffer, so either can be deallocated.
@@ -472,7 +534,9 @@ defmodule Nx.Vulkan.Backend do
   defp binary!(%T{} = t), do: Nx.to_binary(t)
 
   defp host_tensor(%T{data: %__MODULE__{ref: nil, host: host}} = t), do: %{t | data: host}
-  defp host_tensor(%T{data: %__MODULE__{ref: ref}} = t), do: %{t | data: %Nx.BinaryBackend{state: Native.to_binary(ref, nil)}}
+
+  defp host_tensor(%T{data: %__MODULE__{ref: ref}} = t),
+    do: %{t | data: %Nx.BinaryBackend{state: Native.to_binary(ref, nil)}}
 
   defp host_resident?(args) do
     Enum.any?(args, fn

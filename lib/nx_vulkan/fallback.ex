@@ -126,7 +126,10 @@ defmodule Nx.Vulkan.Fallback do
     if :ets.whereis(@table) != :undefined, do: :ets.update_counter(@table, op, 1, {op, 0})
 
     for ref <- Process.get(@scopes_key, []) do
-      Process.put({__MODULE__, ref}, Map.update(Process.get({__MODULE__, ref}, %{}), op, 1, &(&1 + 1)))
+      Process.put(
+        {__MODULE__, ref},
+        Map.update(Process.get({__MODULE__, ref}, %{}), op, 1, &(&1 + 1))
+      )
     end
 
     :telemetry.execute(@event, %{count: 1}, %{op: op, reason: reason})

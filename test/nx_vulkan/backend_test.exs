@@ -13,7 +13,10 @@ defmodule Nx.Vulkan.BackendTest do
       t = Nx.sigmoid(Nx.tensor([1.0, 2.0, 3.0, 4.0]))
       assert %Backend{device: device} = t.data
       assert device == Nx.Vulkan.default_device()
-      assert Nx.to_flat_list(t) == [0.7310586, 0.8807971, 0.95257413, 0.98201376] |> Enum.map(&f32/1)
+
+      assert Nx.to_flat_list(t) ==
+               [0.7310586, 0.8807971, 0.95257413, 0.98201376] |> Enum.map(&f32/1)
+
       assert inspect(t) =~ "[0.7310586, 0.8807971, 0.95257413, 0.98201376]"
     end
 
@@ -30,7 +33,20 @@ defmodule Nx.Vulkan.BackendTest do
 
   describe "transfers" do
     test "to and from Nx.BinaryBackend, every device type, bits unchanged" do
-      for type <- [u: 8, u: 16, u: 32, u: 64, s: 8, s: 16, s: 32, s: 64, f: 16, bf: 16, f: 32, f: 64] do
+      for type <- [
+            u: 8,
+            u: 16,
+            u: 32,
+            u: 64,
+            s: 8,
+            s: 16,
+            s: 32,
+            s: 64,
+            f: 16,
+            bf: 16,
+            f: 32,
+            f: 64
+          ] do
         bin = :crypto.strong_rand_bytes(7 * 3 * div(elem(type, 1), 8))
         src = Nx.from_binary(bin, type, backend: Nx.BinaryBackend) |> Nx.reshape({7, 3})
         dev = Nx.backend_transfer(src, Backend)
@@ -90,11 +106,11 @@ defmodule Nx.Vulkan.BackendTest do
     end
 
     test "types with no device storage stay on the host inside the backend" do
-      # (an even count: Nx.Backend.inspect cannot print an odd number of 4-bit elements)
       t = Nx.tensor([1, -2, 3, 4], type: :s4)
       assert %Backend{ref: nil} = t.data
       assert Nx.to_flat_list(t) == [1, -2, 3, 4]
-      assert inspect(t) =~ "host-resident"
+      # (Nx.Backend.inspect of Nx 0.13.1 cannot print sub-byte integers on any backend)
+      assert inspect(Nx.tensor([1.0, 2.0], type: :f8)) =~ "host-resident"
       assert Nx.to_flat_list(Nx.add(t, t)) == [2, -4, 6, -8]
       assert Nx.to_flat_list(Nx.backend_transfer(t, Nx.BinaryBackend)) == [1, -2, 3, 4]
     end
@@ -176,11 +192,14 @@ defmodule Nx.Vulkan.BackendTest do
         Nx.tensor([1], backend: {Backend, device: n})
       end
 
-      assert_raise ArgumentError, ~r/unknown options/, fn -> Nx.tensor([1], backend: {Backend, gpu: 1}) end
+      assert_raise ArgumentError, ~r/unknown options/, fn ->
+        Nx.tensor([1], backend: {Backend, gpu: 1})
+      end
     end
 
     test "memory_stats/0 reports the default device" do
       stats = Nx.Vulkan.memory_stats()
+
       for key <- [:bytes_in_use, :bytes_cached, :live_buffers, :peak_bytes_in_use, :allocations] do
         assert is_integer(Map.fetch!(stats, key))
       end
@@ -215,7 +234,9 @@ defmodule Nx.Vulkan.BackendTest do
     test "strict mode raises naming the op, scoped to this process and this function" do
       a = Nx.iota({2, 2}, type: :f32)
 
-      error = assert_raise Nx.Vulkan.HostFallbackError, fn -> Fallback.strict(fn -> Nx.dot(a, a) end) end
+      error =
+        assert_raise Nx.Vulkan.HostFallbackError, fn -> Fallback.strict(fn -> Nx.dot(a, a) end) end
+
       assert error.op == :dot
       assert Exception.message(error) =~ "dot"
 
@@ -225,7 +246,13 @@ defmodule Nx.Vulkan.BackendTest do
         assert Task.await(task) == [2.0, 3.0, 6.0, 11.0]
       end)
 
-      assert Fallback.strict(:allow, fn -> Nx.dot(a, a) end) |> Nx.to_flat_list() == [2.0, 3.0, 6.0, 11.0]
+      assert Fallback.strict(:allow, fn -> Nx.dot(a, a) end) |> Nx.to_flat_list() == [
+               2.0,
+               3.0,
+               6.0,
+               11.0
+             ]
+
       assert Fallback.mode() == :allow
     end
 
@@ -297,9 +324,11 @@ defmodule Nx.Vulkan.BackendTest do
 
   describe "error messages" do
     test "bad arguments raise ArgumentError naming the function and the argument" do
-      assert_raise ArgumentError, ~r/^to_binary: argument 1 \(tensor\) must be a Vulkan tensor reference/, fn ->
-        Nx.Vulkan.Native.to_binary(:not_a_tensor, nil)
-      end
+      assert_raise ArgumentError,
+                   ~r/^to_binary: argument 1 \(tensor\) must be a Vulkan tensor reference/,
+                   fn ->
+                     Nx.Vulkan.Native.to_binary(:not_a_tensor, nil)
+                   end
 
       assert_raise ArgumentError, ~r/^from_binary: argument 2 \(type\)/, fn ->
         Nx.Vulkan.Native.from_binary(nil, {:q, 7}, {1}, <<0>>)

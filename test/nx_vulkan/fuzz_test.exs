@@ -20,21 +20,99 @@ defmodule Nx.Vulkan.FuzzTest do
     dead = Nx.tensor([1], backend: Nx.Vulkan.Backend).data.ref
     :ok = Native.deallocate(dead)
 
-    [t, s, u, dead, [t, t], [s], [t, dead], [], [1, 2], [0], [-1], [0, 1], [1, 0],
-     {:f, 32}, {:s, 64}, {:u, 8}, {:bf, 16}, {:c, 64}, {:f, 8}, {:s, 4}, {:f, 31}, {:q, 8}, {:f},
-     {:f, -32}, {"f", 32}, {}, {2}, {2, 2}, {3}, {0}, {1, 1, 1, 1}, {7, 7, 7}, {-1}, {1 <<< 40},
-     {1 <<< 62, 1 <<< 62}, {1.5}, {:a}, 0, 1, 2, -1, 7, 1 <<< 40, 1 <<< 64, -(1 <<< 70), 1.5,
-     -0.0, :nan, :infinity, :neg_infinity, {1.0, 2.0}, {:nan, 1}, nil, true, false, :low, :high,
-     :exp, :add, :sum, :argmax, :cumulative_sum, :not_an_op, :foo, "", "abc", <<1, 2, 3>>,
-     :binary.copy(<<0>>, 16), <<1::3>>, [{0, 0, 0}, {1, 1, 0}], [{0, 0, 0}], [{-1, 2, 1}, {0, 0, 9}],
-     [{1, 2}], %{}, %{a: 1}, self(), make_ref(), fn -> :ok end, [1 | 2], [[1]], {t}, {[t]}]
+    [
+      t,
+      s,
+      u,
+      dead,
+      [t, t],
+      [s],
+      [t, dead],
+      [],
+      [1, 2],
+      [0],
+      [-1],
+      [0, 1],
+      [1, 0],
+      {:f, 32},
+      {:s, 64},
+      {:u, 8},
+      {:bf, 16},
+      {:c, 64},
+      {:f, 8},
+      {:s, 4},
+      {:f, 31},
+      {:q, 8},
+      {:f},
+      {:f, -32},
+      {"f", 32},
+      {},
+      {2},
+      {2, 2},
+      {3},
+      {0},
+      {1, 1, 1, 1},
+      {7, 7, 7},
+      {-1},
+      {1 <<< 40},
+      {1 <<< 62, 1 <<< 62},
+      {1.5},
+      {:a},
+      0,
+      1,
+      2,
+      -1,
+      7,
+      1 <<< 40,
+      1 <<< 64,
+      -(1 <<< 70),
+      1.5,
+      -0.0,
+      :nan,
+      :infinity,
+      :neg_infinity,
+      {1.0, 2.0},
+      {:nan, 1},
+      nil,
+      true,
+      false,
+      :low,
+      :high,
+      :exp,
+      :add,
+      :sum,
+      :argmax,
+      :cumulative_sum,
+      :not_an_op,
+      :foo,
+      "",
+      "abc",
+      <<1, 2, 3>>,
+      :binary.copy(<<0>>, 16),
+      <<1::3>>,
+      [{0, 0, 0}, {1, 1, 0}],
+      [{0, 0, 0}],
+      [{-1, 2, 1}, {0, 0, 9}],
+      [{1, 2}],
+      %{},
+      %{a: 1},
+      self(),
+      make_ref(),
+      fn -> :ok end,
+      [1 | 2],
+      [[1]],
+      {t},
+      {[t]}
+    ]
   end
 
   test "#{@calls} random malformed calls to every NIF function" do
     seed = :erlang.phash2(make_ref())
     :rand.seed(:exsss, {seed, 17, 29})
     pool = List.to_tuple(pool())
-    functions = Native.functions() |> Enum.reject(fn {name, _} -> name in [:devices, :built_functions] end)
+
+    functions =
+      Native.functions() |> Enum.reject(fn {name, _} -> name in [:devices, :built_functions] end)
 
     outcomes =
       for i <- 1..@calls, reduce: %{} do
@@ -56,7 +134,9 @@ defmodule Nx.Vulkan.FuzzTest do
     :returned
   rescue
     e in ArgumentError ->
-      assert e.message =~ ~r/^\w+: /, "#{name}#{inspect(List.to_tuple(args))} (seed #{seed}): #{e.message}"
+      assert e.message =~ ~r/^\w+: /,
+             "#{name}#{inspect(List.to_tuple(args))} (seed #{seed}): #{e.message}"
+
       :argument_error
 
     e in Nx.Vulkan.Error ->

@@ -1,0 +1,4 @@
+[
+  inputs: ["{mix,.formatter}.exs", "{config,lib,test,examples}/**/*.{ex,exs}"],
+  line_length: 100
+]
