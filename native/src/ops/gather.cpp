@@ -169,11 +169,15 @@ Tensor clamped_starts(const std::string& op, const std::vector<Tensor>& starts, 
 }
 
 std::vector<Tensor> to_out_type(const std::string& op, DType out_type, const std::vector<Tensor>& xs) {
-  for (const auto& x : xs)
-    if (x.type != out_type)
-      fail(ErrorKind::Unsupported, op + ": an operand of type " + std::string(type_name(x.type)) + " with output type " +
-                                       type_name(out_type) + " needs a type conversion (gen::convert), not available yet");
-  return xs;
+  std::vector<Tensor> out;
+  for (const auto& x : xs) {
+    if (type_info(x.type).is_complex() != type_info(out_type).is_complex() && x.type != out_type)
+      fail(ErrorKind::Unsupported, op + ": converting " + std::string(type_name(x.type)) + " to " +
+                                       type_name(out_type) + " is not supported yet");
+    // Nx's as_type rules (ops/cast.cpp); a same-type operand is passed through with its bits.
+    out.push_back(x.type == out_type ? x : as_type(x, out_type));
+  }
+  return out;
 }
 
 }  // namespace nxvk::gather
