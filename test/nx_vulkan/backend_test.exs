@@ -197,6 +197,24 @@ defmodule Nx.Vulkan.BackendTest do
       end
     end
 
+    @tag timeout: 120_000
+    test "with no Vulkan driver, the first use raises a clear Nx.Vulkan.Error" do
+      paths = Enum.flat_map(:code.get_path(), &["-pa", List.to_string(&1)])
+
+      script = """
+      Application.ensure_all_started(:nx_vulkan)
+      try do
+        Nx.tensor([1.0], backend: Nx.Vulkan.Backend)
+      rescue
+        e in Nx.Vulkan.Error -> IO.puts("\#{inspect(e.kind)} " <> e.message)
+      end
+      """
+
+      env = [{"VK_ICD_FILENAMES", "/nonexistent.json"}, {"VK_DRIVER_FILES", "/nonexistent.json"}]
+      {out, 0} = System.cmd(System.find_executable("elixir"), paths ++ ["-e", script], env: env)
+      assert out =~ ~r/^:no_device .*install a Vulkan driver/m
+    end
+
     test "memory_stats/0 reports the default device" do
       stats = Nx.Vulkan.memory_stats()
 
