@@ -47,37 +47,63 @@ std::string int_eq(DType ta, const std::string& a, DType tb, const std::string& 
   return "(" + wb + " >= " + s(w) + "(0) && " + wa + " == " + u(w) + "(" + wb + "))";
 }
 
+constexpr const char* kTruncHelpers = R"GLSL(
+float nx_trunc_f(float x) {
+  uint b = floatBitsToUint(x);
+  int e = int((b >> 23) & 0xffu) - 127;
+  if (e >= 23) return x;
+  if (e < 0) return uintBitsToFloat(b & 0x80000000u);
+  return uintBitsToFloat(b & ~((1u << uint(23 - e)) - 1u));
+}
+float nx_floor_f(float x) { float t = nx_trunc_f(x); return x < t ? t - 1.0 : t; }
+float nx_ceil_f(float x) { float t = nx_trunc_f(x); return x > t ? t + 1.0 : t; }
+)GLSL";
+constexpr const char* kTruncHelpersF64 = R"GLSL(
+double nx_trunc_d(double x) {
+  uvec2 u = unpackDouble2x32(x);
+  int e = int((u.y >> 20) & 0x7ffu) - 1023;
+  if (e >= 52) return x;
+  if (e < 0) return packDouble2x32(uvec2(0u, u.y & 0x80000000u));
+  uint drop = uint(52 - e);
+  if (drop >= 32u) { u.x = 0u; u.y &= ~((1u << (drop - 32u)) - 1u); }
+  else u.x &= ~((1u << drop) - 1u);
+  return packDouble2x32(u);
+}
+double nx_floor_d(double x) { double t = nx_trunc_d(x); return x < t ? t - 1.0lf : t; }
+double nx_ceil_d(double x) { double t = nx_trunc_d(x); return x > t ? t + 1.0lf : t; }
+)GLSL";
+
 constexpr const char* kHelpersT = R"GLSL(
 // Division corrected to (in practice) the correctly rounded quotient: Vulkan allows 2.5 ulp.
-T nx_div_T(T a, T b) {
-  precise T q = a / b;
-  T aq = abs(q), ab = abs(b);
-  if (isnan(q) || isinf(q) || q == T(0) || isinf(b) || aq > BIG || aq < SMALL || ab > BIG || ab < SMALL) return q;
+$T nx_qdiv_$S($T a, $T b) {
+  precise $T q = a / b;
+  $T aq = abs(q), ab = abs(b);
+  if (isnan(q) || isinf(q) || q == $T(0) || isinf(b) || aq > $BIG || aq < $SMALL || ab > $BIG || ab < $SMALL) return q;
   // Residual a - q*b, exactly (Dekker's product: no fused multiply-add assumed).
-  precise T cq = SPLIT * q; precise T qh = cq - (cq - q); precise T ql = q - qh;
-  precise T cb = SPLIT * b; precise T bh = cb - (cb - b); precise T bl = b - bh;
-  precise T p = q * b;
-  precise T e = ((qh * bh - p) + qh * bl + ql * bh) + ql * bl;
-  precise T r = (a - p) - e;
-  precise T qc = q + r / b;
+  precise $T cq = $SPLIT * q; precise $T qh = cq - (cq - q); precise $T ql = q - qh;
+  precise $T cb = $SPLIT * b; precise $T bh = cb - (cb - b); precise $T bl = b - bh;
+  precise $T p = q * b;
+  precise $T e = ((qh * bh - p) + qh * bl + ql * bh) + ql * bl;
+  precise $T r = (a - p) - e;
+  precise $T qc = q + r / b;
   return qc;
 }
 // C's fmod, exactly (each subtraction is exact by Sterbenz's lemma).
-T nx_fmod_T(T x, T y) {
-  if (isnan(x) || isnan(y) || isinf(x) || y == T(0)) return T(0) / T(0);
-  T ax = abs(x), ay = abs(y);
+$T nx_fmod_$S($T x, $T y) {
+  if (isnan(x) || isnan(y) || isinf(x) || y == $T(0)) return $T(0) / $T(0);
+  $T ax = abs(x), ay = abs(y);
   if (isinf(y) || ax < ay) return x;
   int ex, ey;
-  T mx = frexp(ax, ex);
-  T my = frexp(ay, ey);
+  $T mx = frexp(ax, ex);
+  $T my = frexp(ay, ey);
   for (int it = 0; it < 2200 && ax >= ay; ++it) {
     mx = frexp(ax, ex);
     int k = ex - ey;
     if (my > mx) k -= 1;
-    precise T t = ldexp(ay, k);
+    precise $T t = ldexp(ay, k);
     ax = ax - t;
   }
-  return x < T(0) ? -ax : ax;
+  return x < $T(0) ? -ax : ax;
 }
 )GLSL";
 
@@ -87,13 +113,11 @@ std::string instantiate(const std::string& t, const std::string& split, const st
   auto rep = [&](const std::string& from, const std::string& to) {
     for (size_t p = src.find(from); p != std::string::npos; p = src.find(from, p + to.size())) src.replace(p, from.size(), to);
   };
-  rep("nx_div_T", "nx_div_" + suffix);
-  rep("nx_fmod_T", "nx_fmod_" + suffix);
-  rep("T(", t + "(");
-  rep("T ", t + " ");
-  rep("SPLIT", split);
-  rep("BIG", big);
-  rep("SMALL", small);
+  rep("$SPLIT", split);
+  rep("$BIG", big);
+  rep("$SMALL", small);
+  rep("$S", suffix);
+  rep("$T", t);
   return src;
 }
 
@@ -102,7 +126,8 @@ std::string fsuffix(const Capabilities& caps) { return caps.float64 ? "f64" : "f
 }  // namespace
 
 std::string helpers(const Capabilities& caps) {
-  std::string h = instantiate("float", "4097.0", "1.0e30", "1.0e-30", "f32");
+  std::string h = std::string(kTruncHelpers) + (caps.float64 ? kTruncHelpersF64 : "");
+  h += instantiate("float", "4097.0", "1.0e30", "1.0e-30", "f32");
   if (caps.float64) h += instantiate("double", "134217729.0lf", "1.0e290lf", "1.0e-290lf", "f64");
   return h;
 }
@@ -166,7 +191,7 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
       case BinaryOp::add: e = "fa + fb"; break;
       case BinaryOp::subtract: e = "fa - fb"; break;
       case BinaryOp::multiply: e = "fa * fb"; break;
-      case BinaryOp::divide: e = "nx_div_" + sfx + "(fa, fb)"; break;
+      case BinaryOp::divide: e = "nx_qdiv_" + sfx + "(fa, fb)"; break;
       case BinaryOp::remainder: e = "nx_fmod_" + sfx + "(fa, fb)"; break;
       case BinaryOp::pow: e = caps.float64 ? "nx_pow(fa, fb)" : "nx_pow_f32(fa, fb)"; break;
       case BinaryOp::atan2: e = caps.float64 ? "nx_atan2(fa, fb)" : "nx_atan2_f32(fa, fb)"; break;
@@ -278,6 +303,7 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
   if (out != t)
     bad(name, std::string("the output type must be the input type ") + type_name(t) + ", got " + type_name(out));
   const std::string z = ht + "(0)";
+  const std::string fs = t == DType::F64 ? "d" : "f";
   switch (op) {
     case UnaryOp::negate: return {ht + " v = -a;", ht};
     case UnaryOp::abs: return {ht + " v = (a < " + z + ") ? -a : a;", ht};
@@ -285,12 +311,12 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
       if (is_float(t)) return {ht + " v = (a > " + z + ") ? " + ht + "(1) : ((a < " + z + ") ? " + ht + "(-1) : a);", ht};
       if (is_signed(t)) return {ht + " v = (a > " + z + ") ? " + ht + "(1) : ((a < " + z + ") ? " + ht + "(-1) : " + z + ");", ht};
       return {ht + " v = (a > " + z + ") ? " + ht + "(1) : " + z + ";", ht};
-    case UnaryOp::ceil: return {ht + " v = " + (is_float(t) ? "ceil(a);" : "a;"), ht};
-    case UnaryOp::floor: return {ht + " v = " + (is_float(t) ? "floor(a);" : "a;"), ht};
+    case UnaryOp::ceil: return {ht + " v = " + (is_float(t) ? "nx_ceil_" + fs + "(a);" : "a;"), ht};
+    case UnaryOp::floor: return {ht + " v = " + (is_float(t) ? "nx_floor_" + fs + "(a);" : "a;"), ht};
     case UnaryOp::round:
       // Half away from zero (Erlang's round/1); a zero result is +0.0 (it is the integer 0).
       if (is_float(t))
-        return {ht + " tr = trunc(a); " + ht + " v = (abs(a - tr) >= " + ht + "(0.5)) ? tr + sign(a) : tr;" +
+        return {ht + " tr = nx_trunc_" + fs + "(a); " + ht + " v = (abs(a - tr) >= " + ht + "(0.5)) ? tr + sign(a) : tr;" +
                     " if (v == " + z + ") v = " + z + ";",
                 ht};
       return {ht + " v = a;", ht};

@@ -1,0 +1,80 @@
+// as_type and bitcast against the CPU reference: every pair of real types, awkward shapes.
+#include "ops_elementwise_util.hpp"
+
+namespace nxvk::test {
+namespace {
+
+class OpsCast : public DeviceTest {};
+
+TEST_F(OpsCast, AsTypeEveryPairMatchesReference) {
+  const std::vector<Shape> shapes = {{}, {0}, {1}, {3, 1, 5}, {1031}};
+  for (DType from : real_types())
+    for (DType to : real_types())
+      for (const Shape& s : shapes) {
+        const size_t n = static_cast<size_t>(shape_size(s));
+        ref::Bytes in = random_data(from, n, rng());
+        Tensor x = upload(device(), from, s, in);
+        poison_next(device(), n * type_bytes(to));
+        Tensor y = as_type(x, to);
+        ASSERT_EQ(y.type, to);
+        ASSERT_EQ(y.shape, s);
+        std::string diff = compare_bytes(to, to_binary(y), ref::as_type(from, in, to));
+        ASSERT_EQ(diff, "") << type_name(from) << " -> " << type_name(to) << " shape " << shape_string(s);
+      }
+}
+
+TEST_F(OpsCast, AsTypeKnownNxValues) {
+  // Values checked against Nx.BinaryBackend 0.13.1.
+  std::vector<double> v = {300.7, -1.5, 1e20, -1e20, NAN, INFINITY, -INFINITY};
+  Tensor x = from_binary(device(), DType::F64, {7}, std::as_bytes(std::span(v)));
+  auto u8 = to_binary(as_type(x, DType::U8));
+  const uint8_t want_u8[] = {44, 255, 0, 0, 0, 255, 0};
+  EXPECT_EQ(std::memcmp(u8.data(), want_u8, 7), 0);
+  auto s32 = to_binary(as_type(x, DType::S32));
+  const int32_t want_s32[] = {300, -1, 1661992960, -1661992960, 0, 2147483647, -2147483647 - 1};
+  EXPECT_EQ(std::memcmp(s32.data(), want_s32, sizeof want_s32), 0);
+  // Erlang rounds a bignum (|x| >= 2^59) to f32 through a double, a small integer directly.
+  std::vector<int64_t> big = {(1ll << 53) + (1ll << 29) + 1, (1ll << 59) + (1ll << 35) + 1};
+  auto f = to_binary(as_type(from_binary(device(), DType::S64, {2}, std::as_bytes(std::span(big))), DType::F32));
+  const uint32_t want_f[] = {0x5a000001u, 0x5d000000u};
+  EXPECT_EQ(std::memcmp(f.data(), want_f, 8), 0);
+}
+
+TEST_F(OpsCast, AsTypePastOneDispatch) {
+  const Shape s = {65535 * 256 + 77};
+  const size_t n = static_cast<size_t>(s[0]);
+  ref::Bytes in = random_data(DType::S16, n, rng());
+  Tensor y = as_type(upload(device(), DType::S16, s, in), DType::U8);
+  EXPECT_EQ(compare_bytes(DType::U8, to_binary(y), ref::as_type(DType::S16, in, DType::U8)), "");
+}
+
+TEST_F(OpsCast, BitcastKeepsBitsAndChecksWidths) {
+  ref::Bytes in = random_data(DType::F32, 13, rng());
+  Tensor y = bitcast(upload(device(), DType::F32, {13}, in), DType::S32);
+  EXPECT_EQ(y.type, DType::S32);
+  EXPECT_EQ(to_binary(y), in);
+  Tensor x = upload(device(), DType::F32, {13}, in);
+  EXPECT_NXVK_ERROR(bitcast(x, DType::F16), ErrorKind::InvalidArgument, "bitcast", "width");
+  EXPECT_NXVK_ERROR(bitcast(x, DType::C64), ErrorKind::InvalidArgument, "bitcast", "complex");
+  EXPECT_NXVK_ERROR(as_type(x, DType::C64), ErrorKind::Unsupported, "as_type", "complex types are not supported yet");
+}
+
+TEST_F(OpsCast, WithoutF64AndInt64) {
+  auto dev = open_device(DeviceOptions{.disable = {"f64", "int64"}});
+  for (DType from : real_types())
+    for (DType to : real_types()) {
+      const bool ok = type_supported(dev->caps(), from) && type_supported(dev->caps(), to);
+      if (!type_supported(dev->caps(), from)) continue;
+      ref::Bytes in = random_data(from, 301, rng());
+      Tensor x = upload(*dev, from, {301}, in);
+      if (!ok) {
+        EXPECT_NXVK_ERROR(as_type(x, to), ErrorKind::Unsupported, "unsupported on this device");
+        continue;
+      }
+      ASSERT_EQ(compare_bytes(to, to_binary(as_type(x, to)), ref::as_type(from, in, to)), "")
+          << type_name(from) << " -> " << type_name(to);
+    }
+}
+
+}  // namespace
+}  // namespace nxvk::test

@@ -1,0 +1,230 @@
+// unary, binary, select and clip against the CPU reference, for every supported type, broadcast
+// shapes, mixed input types, and a device without f64/int64.
+#include "ops_elementwise_util.hpp"
+
+namespace nxvk::test {
+namespace {
+
+class OpsElementwise : public DeviceTest {};
+
+std::vector<UnaryOp> all_unary() {
+  return {
+#define NXVK_U(n) UnaryOp::n,
+      NXVK_UNARY_OPS(NXVK_U)
+#undef NXVK_U
+  };
+}
+std::vector<BinaryOp> all_binary() {
+  return {
+#define NXVK_B(n) BinaryOp::n,
+      NXVK_BINARY_OPS(NXVK_B)
+#undef NXVK_B
+  };
+}
+
+bool math_op(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::abs: case UnaryOp::bitwise_not: case UnaryOp::ceil: case UnaryOp::conjugate: case UnaryOp::floor:
+    case UnaryOp::negate: case UnaryOp::round: case UnaryOp::sign: case UnaryOp::count_leading_zeros:
+    case UnaryOp::population_count: case UnaryOp::real: case UnaryOp::imag: case UnaryOp::is_nan:
+    case UnaryOp::is_infinity: return false;
+    default: return true;
+  }
+}
+bool int_only(UnaryOp op) {
+  return op == UnaryOp::bitwise_not || op == UnaryOp::count_leading_zeros || op == UnaryOp::population_count;
+}
+bool int_only(BinaryOp op) {
+  return op == BinaryOp::quotient || op == BinaryOp::bitwise_and || op == BinaryOp::bitwise_or ||
+         op == BinaryOp::bitwise_xor || op == BinaryOp::left_shift || op == BinaryOp::right_shift;
+}
+bool predicate(BinaryOp op) {
+  return op == BinaryOp::equal || op == BinaryOp::not_equal || op == BinaryOp::greater || op == BinaryOp::less ||
+         op == BinaryOp::greater_equal || op == BinaryOp::less_equal || op == BinaryOp::logical_and ||
+         op == BinaryOp::logical_or || op == BinaryOp::logical_xor;
+}
+
+// Nx's output type: the merged type (comparisons u8, divide/atan2/pow of ints... as Nx gives).
+DType merged(DType a, DType b) {
+  const TypeInfo &x = type_info(a), &y = type_info(b);
+  if (a == b) return a;
+  if (x.is_float() || y.is_float()) {
+    if (x.is_float() && y.is_float()) {
+      if (a == DType::F64 || b == DType::F64) return DType::F64;
+      if (a == DType::F32 || b == DType::F32) return DType::F32;
+      return DType::F32;  // f16 with bf16
+    }
+    return x.is_float() ? a : b;
+  }
+  if (x.is_signed() == y.is_signed()) return x.bits >= y.bits ? a : b;
+  const TypeInfo& s = x.is_signed() ? x : y;
+  const TypeInfo& u = x.is_signed() ? y : x;
+  uint32_t bits = std::min<uint32_t>(64, std::max(s.bits, u.bits * 2));
+  return bits == 8 ? DType::S8 : bits == 16 ? DType::S16 : bits == 32 ? DType::S32 : DType::S64;
+}
+DType out_type_of(BinaryOp op, DType a, DType b) {
+  if (predicate(op)) return DType::U8;
+  DType m = merged(a, b);
+  if ((op == BinaryOp::divide || op == BinaryOp::atan2) && !type_info(m).is_float()) return DType::F32;
+  return m;
+}
+DType out_type_of(UnaryOp op, DType t) {
+  if (op == UnaryOp::is_nan || op == UnaryOp::is_infinity) return DType::U8;
+  if ((math_op(op) || op == UnaryOp::real || op == UnaryOp::imag) && !is_float_type(t)) return DType::F32;
+  return t;
+}
+
+void check_unary(Device& dev, UnaryOp op, DType t, const Shape& s, std::mt19937& rng) {
+  const size_t n = static_cast<size_t>(shape_size(s));
+  const bool m = math_op(op);
+  double lo = -4, hi = 4;
+  if (op == UnaryOp::acosh) lo = 1;
+  if (op == UnaryOp::log || op == UnaryOp::sqrt || op == UnaryOp::rsqrt) lo = 0.01;
+  if (op == UnaryOp::acos || op == UnaryOp::asin || op == UnaryOp::atanh || op == UnaryOp::erf_inv) lo = -0.99, hi = 0.99;
+  if (op == UnaryOp::log1p) lo = -0.9;
+  ref::Bytes in = m ? random_data(t, n, rng, true, lo, hi) : random_data(t, n, rng);
+  if (m)  // plumbing of the math library: finite inputs in the function's domain
+    for (size_t i = 0; i < n; ++i) {
+      double v = ref::read_value(t, in, i).f;
+      if (is_float_type(t) && !(v >= lo && v <= hi)) ref::write_value(t, ref::Value{true, 0, (lo + hi) / 2}, in, i);
+    }
+  if (m && !is_float_type(t))
+    for (size_t i = 0; i < n; ++i) ref::write_value(t, ref::Value{false, (__int128)(rng() % 3) + (lo > 0 ? 1 : 0), 0}, in, i);
+  const DType out = out_type_of(op, t);
+  poison_next(dev, n * type_bytes(out));
+  Tensor y = unary(op, upload(dev, t, s, in), out);
+  ASSERT_EQ(y.type, out);
+  std::string diff = compare_bytes(out, to_binary(y), ref::unary(op, t, in, out), m ? 64 : 0);
+  ASSERT_EQ(diff, "") << op_name(op) << " " << type_name(t) << " shape " << shape_string(s);
+}
+
+TEST_F(OpsElementwise, UnaryEveryOpAndType) {
+  for (UnaryOp op : all_unary()) {
+    if (op == UnaryOp::conjugate) continue;
+    for (DType t : real_types()) {
+      if (int_only(op) && is_float_type(t)) continue;
+      // Math functions: every one on f32 and f64 (each kernel carries the math library, and
+      // compiling hundreds is slow on lavapipe); the other types' conversions through exp only.
+      if (math_op(op) && t != DType::F32 && t != DType::F64 && op != UnaryOp::exp) continue;
+      for (const Shape& s : std::vector<Shape>{{}, {0}, {2, 1, 3}, {257}}) check_unary(device(), op, t, s, rng());
+    }
+  }
+}
+
+TEST_F(OpsElementwise, UnaryErrors) {
+  Tensor f = constant(device(), DType::F32, {3}, Scalar::of_float(1));
+  EXPECT_NXVK_ERROR(unary(UnaryOp::conjugate, f, DType::C64), ErrorKind::Unsupported, "conjugate", "complex types are not supported yet");
+  EXPECT_NXVK_ERROR(unary(UnaryOp::population_count, f, DType::F32), ErrorKind::InvalidArgument, "population_count");
+  EXPECT_NXVK_ERROR(unary(UnaryOp::exp, f, DType::S32), ErrorKind::InvalidArgument, "exp", "float");
+}
+
+void check_binary(Device& dev, BinaryOp op, DType ta, DType tb, const Shape& sa, const Shape& sb, const Shape& so,
+                  std::mt19937& rng) {
+  const bool math = op == BinaryOp::pow && is_float_type(out_type_of(op, ta, tb));
+  const bool atan = op == BinaryOp::atan2;
+  ref::Bytes a = random_data(ta, shape_size(sa), rng, math, 0.1, 3);
+  ref::Bytes b = random_data(tb, shape_size(sb), rng, math, -3, 3);
+  if (math || atan) {  // finite, moderate arguments for the math library
+    for (size_t i = 0; i < size_t(shape_size(sa)); ++i)
+      if (!is_float_type(ta) || !std::isfinite(ref::read_value(ta, a, i).f) || std::fabs(ref::read_value(ta, a, i).f) > 1e4)
+        ref::write_value(ta, ref::Value{false, __int128(1 + rng() % 3), 0}, a, i);
+    for (size_t i = 0; i < size_t(shape_size(sb)); ++i)
+      if (!is_float_type(tb) || !std::isfinite(ref::read_value(tb, b, i).f) || std::fabs(ref::read_value(tb, b, i).f) > 1e4)
+        ref::write_value(tb, ref::Value{false, __int128(rng() % 3), 0}, b, i);
+  }
+  const DType out = out_type_of(op, ta, tb);
+  const size_t n = static_cast<size_t>(shape_size(so));
+  poison_next(dev, n * type_bytes(out));
+  Tensor y = binary(op, upload(dev, ta, sa, a), upload(dev, tb, sb, b), out, so);
+  ASSERT_EQ(y.shape, so);
+  std::string diff = compare_bytes(out, to_binary(y), ref::binary(op, ta, a, sa, tb, b, sb, out, so), (math || atan) ? 64 : 0);
+  ASSERT_EQ(diff, "") << op_name(op) << " " << type_name(ta) << " " << shape_string(sa) << ", " << type_name(tb) << " "
+                      << shape_string(sb) << " -> " << type_name(out) << shape_string(so);
+}
+
+struct Case {
+  Shape a, b, out;
+};
+const std::vector<Case>& cases() {
+  static const std::vector<Case> c = {
+      {{37, 41}, {37, 41}, {37, 41}}, {{37, 41}, {41}, {37, 41}},      {{37, 1}, {1, 41}, {37, 41}},
+      {{}, {5, 7}, {5, 7}},           {{3, 1, 5, 7}, {4, 1, 7}, {3, 4, 5, 7}}, {{0, 5}, {5}, {0, 5}},
+      {{13}, {}, {13}},               {{}, {}, {}}};
+  return c;
+}
+
+TEST_F(OpsElementwise, BinaryEveryOpAndTypeWithBroadcasts) {
+  for (BinaryOp op : all_binary())
+    for (DType t : real_types()) {
+      if (int_only(op) && is_float_type(t)) continue;
+      for (const Case& c : cases()) check_binary(device(), op, t, t, c.a, c.b, c.out, rng());
+    }
+}
+
+TEST_F(OpsElementwise, BinaryMixedTypes) {
+  const std::pair<DType, DType> pairs[] = {
+      {DType::S32, DType::F32}, {DType::U8, DType::S8},   {DType::U32, DType::S32}, {DType::U64, DType::S64},
+      {DType::S8, DType::F16},  {DType::S32, DType::F64}, {DType::F16, DType::BF16}, {DType::F32, DType::F64},
+      {DType::U16, DType::S64}, {DType::BF16, DType::U8}};
+  for (BinaryOp op : all_binary())
+    for (auto [ta, tb] : pairs) {
+      if (int_only(op) && (is_float_type(ta) || is_float_type(tb))) continue;
+      check_binary(device(), op, ta, tb, {7, 9}, {9}, {7, 9}, rng());
+      check_binary(device(), op, tb, ta, {7, 1}, {7, 9}, {7, 9}, rng());
+    }
+}
+
+TEST_F(OpsElementwise, KnownNxValues) {
+  // s32 16777217 + f32 0.5 is 16777218.0 in Nx.BinaryBackend (computed in f64, rounded once).
+  Tensor a = constant(device(), DType::S32, {}, Scalar::of_signed(16777217));
+  Tensor b = constant(device(), DType::F32, {}, Scalar::of_float(0.5));
+  auto r = to_binary(binary(BinaryOp::add, a, b, DType::F32, {}));
+  float f;
+  std::memcpy(&f, r.data(), 4);
+  EXPECT_EQ(f, 16777218.0f);
+}
+
+TEST_F(OpsElementwise, BinaryPastOneDispatchBroadcast) {
+  check_binary(device(), BinaryOp::add, DType::U8, DType::U8, {4097, 4099}, {4099}, {4097, 4099}, rng());
+}
+
+TEST_F(OpsElementwise, SelectAndClip) {
+  for (DType t : real_types()) {
+    for (DType p : {DType::U8, DType::F32, t}) {
+      const Shape so = {6, 11};
+      ref::Bytes pd = random_data(p, 11, rng()), td = random_data(t, 66, rng()), fd = random_data(t, 1, rng());
+      poison_next(device(), 66 * type_bytes(t));
+      Tensor y = select(upload(device(), p, {11}, pd), upload(device(), t, so, td), upload(device(), t, {}, fd), t, so);
+      ASSERT_EQ(compare_bytes(t, to_binary(y), ref::select(p, pd, {11}, t, td, so, t, fd, {}, t, so)), "")
+          << "select pred " << type_name(p) << " " << type_name(t);
+    }
+    for (DType bound : {t, DType::S8}) {
+      const DType out = merged(t, bound);
+      ref::Bytes xd = random_data(t, 301, rng()), lo = random_data(bound, 1, rng()), hi = random_data(bound, 1, rng());
+      Tensor y = clip(upload(device(), t, {301}, xd), upload(device(), bound, {}, lo), upload(device(), bound, {}, hi), out);
+      ASSERT_EQ(compare_bytes(out, to_binary(y), ref::clip(t, xd, bound, lo, bound, hi, out)), "")
+          << "clip " << type_name(t) << " bounds " << type_name(bound);
+    }
+  }
+}
+
+TEST_F(OpsElementwise, WithoutF64AndInt64) {
+  auto dev = open_device(DeviceOptions{.disable = {"f64", "int64"}});
+  for (DType t : {DType::U8, DType::S16, DType::S32, DType::F16, DType::BF16, DType::F32}) {
+    for (UnaryOp op : {UnaryOp::exp, UnaryOp::sin, UnaryOp::abs, UnaryOp::round, UnaryOp::sign, UnaryOp::negate})
+      check_unary(*dev, op, t, {129}, rng());
+    for (BinaryOp op : {BinaryOp::add, BinaryOp::multiply, BinaryOp::divide, BinaryOp::remainder, BinaryOp::max,
+                        BinaryOp::less, BinaryOp::quotient, BinaryOp::right_shift}) {
+      if (int_only(op) && is_float_type(t)) continue;
+      check_binary(*dev, op, t, t, {9, 13}, {13}, {9, 13}, rng());
+    }
+  }
+  Tensor f = constant(*dev, DType::F32, {3}, Scalar::of_float(1));
+  EXPECT_NXVK_ERROR(as_type(f, DType::F64), ErrorKind::Unsupported, "unsupported on this device: f64");
+  EXPECT_NXVK_ERROR(constant(*dev, DType::S64, {3}, Scalar::of_signed(1)), ErrorKind::Unsupported,
+                    "unsupported on this device: s64");
+  EXPECT_NXVK_ERROR(binary(BinaryOp::add, f, f, DType::U64, {3}), ErrorKind::Unsupported, "unsupported on this device: u64");
+}
+
+}  // namespace
+}  // namespace nxvk::test
