@@ -125,7 +125,7 @@ def erfinv_over_x_w(w):
 both("nx_poly_erfinv0", lambda t: erfinv_over_x_w(t + mp.mpf(3.125)), -3.125, 3.125, 16, 9)
 both("nx_poly_erfinv1", lambda t: erfinv_over_x_w((t + mp.mpf(4.3)) ** 2), -1.8, 1.8, 14, 8)
 
-DD = {"nx_poly_erfc0", "nx_poly_erfc1", "nx_poly_erfc2", "nx_poly_erfc3"}
+DD = {"nx_poly_erf", "nx_poly_erfc0", "nx_poly_erfc1", "nx_poly_erfc2", "nx_poly_erfc3"}
 consts = []
 def const(name, vd, vf):
     consts.append((name, vd, vf))
