@@ -12,7 +12,12 @@ import statistics
 import time
 
 
-def bench_torch(n, cols, reps, iters):
+def selected(cases, only):
+    # The copy reference always runs: ratios are to a copy measured in the same run.
+    return [c for c in cases if not only or c[0] == "copy" or only in c[0]]
+
+
+def bench_torch(n, cols, reps, iters, only):
     import torch
     rows = n // cols
     g = torch.Generator(device="cuda").manual_seed(1)
@@ -36,7 +41,7 @@ def bench_torch(n, cols, reps, iters):
         ("sum f32 axis 0 (columns)", b4, lambda: a.sum(0)),
     ]
     results = []
-    for name, nbytes, fn in cases:
+    for name, nbytes, fn in selected(cases, only):
         fn()
         torch.cuda.synchronize()
         samples = []
@@ -52,7 +57,7 @@ def bench_torch(n, cols, reps, iters):
     return results
 
 
-def bench_jax(n, cols, reps, iters):
+def bench_jax(n, cols, reps, iters, only):
     import jax
     import jax.numpy as jnp
     rows = n // cols
@@ -76,7 +81,7 @@ def bench_jax(n, cols, reps, iters):
         ("sum f32 axis 0 (columns)", b4, jax.jit(lambda x: jnp.sum(x, 0)), (a,)),
     ]
     results = []
-    for name, nbytes, fn, args in cases:
+    for name, nbytes, fn, args in selected(cases, only):
         fn(*args).block_until_ready()
         samples = []
         for _ in range(reps):
@@ -94,11 +99,12 @@ def main():
     p.add_argument("--elements", type=int, default=256 << 20)
     p.add_argument("--reps", type=int, default=7)
     p.add_argument("--iters", type=int, default=10)
+    p.add_argument("--only", default="")
     o = p.parse_args()
     cols = 4096
     for label, fn in (("PyTorch", bench_torch), ("JAX/XLA", bench_jax)):
         try:
-            res = fn(o.elements, cols, o.reps, o.iters)
+            res = fn(o.elements, cols, o.reps, o.iters, o.only)
         except Exception as e:  # report and go on with the other peer
             print(f"{label}: failed: {e}")
             continue
