@@ -45,6 +45,10 @@ defmodule Mix.Tasks.Compile.NxVulkan do
       tmp = installed <> ".tmp"
       File.cp!(built, tmp)
       File.rename!(tmp, installed)
+      # Mix links priv/ into _build before compilers run; on a fresh clone priv/ did not exist then.
+      unless File.exists?(Path.join(Mix.Project.app_path(), "priv")),
+        do: Mix.Project.build_structure()
+
       {:ok, []}
     end
   end

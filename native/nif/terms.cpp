@@ -2,11 +2,67 @@
 
 #include <cstring>
 #include <limits>
+#include <cstdlib>
 #include <new>
+#include <unordered_set>
 
 namespace nxnif {
 
 ErlNifResourceType* tensor_resource_type = nullptr;
+
+namespace {
+// Every live tensor resource. Heap-allocated and never freed: it must outlive static teardown.
+struct LiveTensors {
+  std::mutex mutex;
+  std::unordered_set<TensorResource*> set;
+  std::vector<std::weak_ptr<nxvk::Device>> devices;  // every device the NIF has used
+};
+LiveTensors& live() {
+  static auto* l = new LiveTensors();
+  return *l;
+}
+
+void release_all() {
+  auto& l = live();
+  std::lock_guard lock(l.mutex);
+  for (auto* res : l.set) {
+    std::lock_guard slot(res->mutex);
+    res->tensor.reset();
+  }
+  // Pending submissions hold their buffers (and so their device) until they are waited for.
+  for (auto& weak : l.devices)
+    if (auto device = weak.lock()) {
+      try {
+        device->sync();
+      } catch (...) {
+        // At exit a lost device has nothing left to wait for.
+      }
+    }
+}
+}  // namespace
+
+TensorResource::TensorResource() {
+  auto& l = live();
+  std::lock_guard lock(l.mutex);
+  l.set.insert(this);
+}
+
+TensorResource::~TensorResource() {
+  auto& l = live();
+  std::lock_guard lock(l.mutex);
+  l.set.erase(this);
+}
+
+void release_at_exit(const std::shared_ptr<nxvk::Device>& device) {
+  // Registered after the runtime's instance exists, so it runs before the instance's destructor.
+  static std::once_flag once;
+  std::call_once(once, [] { std::atexit(release_all); });
+  auto& l = live();
+  std::lock_guard lock(l.mutex);
+  for (auto& weak : l.devices)
+    if (weak.lock() == device) return;
+  l.devices.push_back(device);
+}
 
 namespace {
 using nxvk::ErrorKind;
@@ -213,14 +269,20 @@ ErlNifBinary Call::binary(int arg, const char* name) const {
 
 std::shared_ptr<nxvk::Device> Call::device(int arg, const char* name) const {
   std::string a;
-  if (get_atom(env, argv[arg], a) && a == "nil") return nxvk::Device::open("");
+  if (get_atom(env, argv[arg], a) && a == "nil") {
+    auto device = nxvk::Device::open("");
+    release_at_exit(device);
+    return device;
+  }
   unsigned index = 0;
   if (!enif_get_uint(env, argv[arg], &index)) bad(arg, name, "a device index (a non-negative integer) or nil");
   const auto& devices = nxvk::list_devices();
   if (index >= devices.size())
     throw nxvk::Error(ErrorKind::InvalidArgument, std::string(fn) + ": no Vulkan device " + std::to_string(index) +
                                                       " (" + std::to_string(devices.size()) + " devices)");
-  return nxvk::Device::open(std::to_string(index));
+  auto device = nxvk::Device::open(std::to_string(index));
+  release_at_exit(device);
+  return device;
 }
 
 void same_device(const Call& call, const std::vector<const nxvk::Tensor*>& tensors) {

@@ -18,9 +18,17 @@ namespace nxnif {
 // One tensor resource: the tensor, or nothing once deallocated. The mutex guards the slot only;
 // ops copy the tensor out (a shared buffer reference) and run without holding it.
 struct TensorResource {
+  TensorResource();
+  ~TensorResource();
   std::mutex mutex;
   std::optional<nxvk::Tensor> tensor;
 };
+
+// Called for each device the NIF uses: at process exit, before the runtime's static teardown,
+// releases every tensor the VM never garbage collected (the BEAM does not destroy resources
+// when it halts) and waits for the devices' pending work, so each device is destroyed with no
+// live children and the validation layer reports no leaks.
+void release_at_exit(const std::shared_ptr<nxvk::Device>& device);
 
 extern ErlNifResourceType* tensor_resource_type;
 

@@ -129,6 +129,102 @@ defmodule Nx.Vulkan.FuzzTest do
     assert Nx.tensor([1.0, 2.0], backend: Nx.Vulkan.Backend) |> Nx.to_flat_list() == [1.0, 2.0]
   end
 
+  # A valid call of every NIF function; the second test mutates one argument at a time, which
+  # reaches the op library's own validation (shapes, axes, types, options) behind the terms.
+  defp templates do
+    t = Nx.tensor([[1.0, 2.0], [3.0, 4.0]], backend: Nx.Vulkan.Backend).data.ref
+    row = Nx.tensor([[5.0, 6.0]], backend: Nx.Vulkan.Backend).data.ref
+    p = Nx.tensor(0.0, backend: Nx.Vulkan.Backend).data.ref
+    s = Nx.tensor(1, type: :s64, backend: Nx.Vulkan.Backend).data.ref
+    u = Nx.tensor([1, 0, 1], type: :u8, backend: Nx.Vulkan.Backend).data.ref
+    f32 = {:f, 32}
+
+    [
+      memory_stats: [nil],
+      release_cached_memory: [nil],
+      sync: [nil],
+      validation_report: [],
+      tensor_info: [t],
+      deallocate: [Nx.tensor([1], backend: Nx.Vulkan.Backend).data.ref],
+      from_binary: [nil, f32, {2}, <<0::64>>],
+      to_binary: [t, nil],
+      constant: [nil, f32, {2, 2}, 1.0],
+      iota: [nil, {:s, 32}, {2, 3}, 1],
+      eye: [nil, f32, {3, 3}],
+      as_type: [t, {:s, 32}],
+      bitcast: [t, {:s, 32}],
+      unary: [:exp, t, f32],
+      binary: [:add, t, row, f32, {2, 2}],
+      select: [u, u, u, {:u, 8}, {3}],
+      clip: [t, p, p, f32],
+      reshape: [t, {4}],
+      squeeze: [row, [0]],
+      broadcast: [t, {3, 2, 2}, [1, 2]],
+      transpose: [t, [1, 0]],
+      pad: [t, p, [{0, 0, 0}, {1, 1, 1}], f32],
+      reverse: [t, [0]],
+      slice: [t, [0, 0], [1, 2], [1, 1]],
+      slice_dynamic: [t, [s, s], [1, 1], [1, 1]],
+      put_slice: [t, [1, 0], row, f32],
+      put_slice_dynamic: [t, [s, s], row, f32],
+      concatenate: [[t, row], 0, f32],
+      stack: [[t, t], 1, f32],
+      reduce: [:sum, t, [0], false, f32],
+      arg_reduce: [:argmax, t, 1, true, :high, {:s, 32}],
+      cumulative: [:cumulative_sum, t, 1, true, f32]
+    ]
+  end
+
+  test "every NIF function's valid call returns" do
+    built = Nx.Vulkan.native_functions()
+
+    for {name, args} <- templates(),
+        MapSet.member?(built, name) or
+          name in [
+            :memory_stats,
+            :release_cached_memory,
+            :sync,
+            :validation_report,
+            :tensor_info,
+            :deallocate
+          ] do
+      apply(Native, name, args)
+    end
+  end
+
+  test "#{@calls} valid calls with one argument replaced by a random term" do
+    seed = :erlang.phash2(make_ref())
+    :rand.seed(:exsss, {seed, 3, 5})
+    pool = List.to_tuple(pool())
+
+    outcomes =
+      for i <- 1..@calls, reduce: %{} do
+        acc ->
+          # Fresh templates now and then: deallocate and the mutations may consume them.
+          templates = if rem(i, 500) == 1, do: templates(), else: Process.get(:templates)
+          Process.put(:templates, templates)
+          {name, args} = Enum.at(templates, rem(i, length(templates)))
+
+          args =
+            case args do
+              [] ->
+                []
+
+              _ ->
+                List.replace_at(
+                  args,
+                  :rand.uniform(length(args)) - 1,
+                  elem(pool, :rand.uniform(tuple_size(pool)) - 1)
+                )
+            end
+
+          Map.update(acc, call(name, args, seed), 1, &(&1 + 1))
+      end
+
+    IO.puts("\nfuzz, one argument replaced (seed #{seed}): #{inspect(outcomes)}")
+    assert Nx.tensor([1.0, 2.0], backend: Nx.Vulkan.Backend) |> Nx.to_flat_list() == [1.0, 2.0]
+  end
+
   defp call(name, args, seed) do
     apply(Native, name, args)
     :returned
