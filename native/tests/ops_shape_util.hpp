@@ -84,7 +84,7 @@ inline ::testing::AssertionResult same_bits(const ref::HostTensor& got, const re
     return ::testing::AssertionFailure() << "type/shape " << type_name(got.type) << shape_string(got.shape) << " vs "
                                          << type_name(want.type) << shape_string(want.shape);
   for (int64_t i = 0; i < got.size(); ++i)
-    if (ref::get_bits(got, i) != ref::get_bits(want, i))
+    if (!ref::same_elem(got, want, i))
       return ::testing::AssertionFailure() << "element " << i << " of " << got.size() << ": got " << describe(got, i)
                                            << ", want " << describe(want, i);
   return ::testing::AssertionSuccess();

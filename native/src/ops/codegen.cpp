@@ -209,7 +209,7 @@ DType bits_type(DType type, const Capabilities& caps) {
     case 1: return DType::U8;
     case 2: return DType::U16;
     case 4: return DType::U32;
-    case 8: return caps.int64 ? DType::U64 : DType::F64;
+    case 8: return caps.int64 ? DType::U64 : caps.float64 ? DType::F64 : DType::C64;  // c64 alone: vec2 moves
     default: return type;  // complex: vec2/dvec2 moves keep their bits
   }
 }

@@ -1,6 +1,7 @@
 #include "ref/host_tensor.hpp"
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 
 namespace nxvk::ref {
@@ -11,9 +12,16 @@ HostTensor make(DType type, const Shape& shape) {
   return t;
 }
 
+void copy_elem(HostTensor& dst, int64_t di, const HostTensor& src, int64_t si) {
+  std::memcpy(dst.bytes.data() + di * dst.esize(), src.bytes.data() + si * src.esize(), src.esize());
+}
+bool same_elem(const HostTensor& a, const HostTensor& b, int64_t i) {
+  return std::memcmp(a.bytes.data() + i * a.esize(), b.bytes.data() + i * b.esize(), a.esize()) == 0;
+}
+
 uint64_t get_bits(const HostTensor& t, int64_t i) {
   uint64_t b = 0;
-  std::memcpy(&b, t.bytes.data() + i * t.esize(), t.esize());
+  std::memcpy(&b, t.bytes.data() + i * t.esize(), std::min<uint32_t>(8, t.esize()));
   return b;
 }
 void set_bits(HostTensor& t, int64_t i, uint64_t bits) { std::memcpy(t.bytes.data() + i * t.esize(), &bits, t.esize()); }

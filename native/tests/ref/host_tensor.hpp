@@ -19,7 +19,10 @@ struct HostTensor {
 };
 
 HostTensor make(DType type, const Shape& shape);
+// Element bits (types of up to 8 bytes); copy_elem moves any element (complex included).
 uint64_t get_bits(const HostTensor& t, int64_t i);
+void copy_elem(HostTensor& dst, int64_t di, const HostTensor& src, int64_t si);
+bool same_elem(const HostTensor& a, const HostTensor& b, int64_t i);
 void set_bits(HostTensor& t, int64_t i, uint64_t bits);
 
 // A value of any real type: integers exactly, floats as double.

@@ -18,7 +18,7 @@ HostTensor broadcast(const HostTensor& x, const Shape& shape, const std::vector<
     auto c = coords(shape, i);
     int64_t k = 0;
     for (size_t d = 0; d < axes.size(); ++d) k += (x.shape[d] == 1 ? 0 : c[axes[d]]) * st[d];
-    set_bits(out, i, get_bits(x, k));
+    copy_elem(out, i, x, k);
   }
   return out;
 }
@@ -32,7 +32,7 @@ HostTensor transpose(const HostTensor& x, const std::vector<int64_t>& axes) {
     auto c = coords(shape, i);
     int64_t k = 0;
     for (size_t d = 0; d < axes.size(); ++d) k += c[d] * st[axes[d]];
-    set_bits(out, i, get_bits(x, k));
+    copy_elem(out, i, x, k);
   }
   return out;
 }
@@ -54,7 +54,8 @@ HostTensor pad(const HostTensor& x_in, const HostTensor& value, const std::vecto
       if (p < 0 || p % q != 0 || p / q >= x.shape[d]) inside = false;
       else k += (p / q) * st[d];
     }
-    set_bits(out, i, inside ? get_bits(x, k) : get_bits(v, 0));
+    if (inside) copy_elem(out, i, x, k);
+    else copy_elem(out, i, v, 0);
   }
   return out;
 }
@@ -67,7 +68,7 @@ HostTensor reverse(const HostTensor& x, const std::vector<int64_t>& axes) {
     for (int64_t a : axes) c[a] = x.shape[a] - 1 - c[a];
     int64_t k = 0;
     for (size_t d = 0; d < c.size(); ++d) k += c[d] * st[d];
-    set_bits(out, i, get_bits(x, k));
+    copy_elem(out, i, x, k);
   }
   return out;
 }
@@ -85,7 +86,7 @@ HostTensor slice(const HostTensor& x, std::vector<int64_t> start, const std::vec
     auto c = coords(shape, i);
     int64_t k = 0;
     for (size_t d = 0; d < c.size(); ++d) k += (start[d] + c[d] * stride[d]) * st[d];
-    set_bits(out, i, get_bits(x, k));
+    copy_elem(out, i, x, k);
   }
   return out;
 }
@@ -98,7 +99,7 @@ HostTensor put_slice(const HostTensor& x_in, std::vector<int64_t> start, const H
     auto c = coords(u.shape, i);
     int64_t k = 0;
     for (size_t d = 0; d < c.size(); ++d) k += (start[d] + c[d]) * st[d];
-    set_bits(out, k, get_bits(u, i));
+    copy_elem(out, k, u, i);
   }
   return out;
 }
@@ -117,7 +118,7 @@ HostTensor concatenate(const std::vector<HostTensor>& xs, int64_t axis, DType ou
       c[axis] += off;
       int64_t k = 0;
       for (size_t d = 0; d < c.size(); ++d) k += c[d] * ost[d];
-      set_bits(out, k, get_bits(x, i));
+      copy_elem(out, k, x, i);
     }
     off += x.shape[axis];
   }
