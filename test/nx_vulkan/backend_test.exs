@@ -144,7 +144,7 @@ defmodule Nx.Vulkan.BackendTest do
     end
   end
 
-  defp wait_until(fun, tries \\ 50) do
+  defp wait_until(fun, tries \\ 250) do
     cond do
       fun.() -> :ok
       tries == 0 -> flunk("condition not reached")
