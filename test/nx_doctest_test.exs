@@ -36,6 +36,9 @@ defmodule Nx.Vulkan.StrictDoctestTest do
 
   # Each entry: a function whose doctests need an op with no native kernel yet.
   @excluded [
+    # not built yet: indexing (gather): two examples of the module doc index with a list
+    # (tensor[[0, 1]]); ExUnit can exclude the module doc's examples only all together
+    :moduledoc,
     # not built yet: dot
     dot: 2,
     dot: 4,
