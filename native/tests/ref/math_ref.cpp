@@ -83,8 +83,10 @@ std::string kernel(const Capabilities& caps, const MathFn& fn, Path path) {
   std::string x = gen::load(io, "xs", "i"), y = gen::load(io, "ys", "i");
   std::string vt = path == Path::F32Only ? "float" : "double";
   if (path == Path::F32ViaF64) {
-    x = "double(" + x + ")";
-    y = "double(" + y + ")";
+    // Widen exactly, as the op library does: a driver's double(x) may flush f32 subnormals
+    // (NVIDIA does: shaderDenormPreserveFloat32 is false there).
+    x = "nx_f32_to_f64(" + x + ")";
+    y = "nx_f32_to_f64(" + y + ")";
   }
   std::string args = fn.arity == 2 ? x + ", " + y : x;
   s += gen::elementwise_main(io, "dst", vt + " v = " + call + "(" + args + ");", vt, false);
