@@ -9,6 +9,9 @@ defmodule Nx.Vulkan.FuzzTest do
 
   alias Nx.Vulkan.Native
 
+  # 12,000 calls share the dirty schedulers with the rest of an async suite.
+  @moduletag timeout: 600_000
+
   @calls 12_000
   @allowed_kinds [:unsupported, :not_built, :out_of_device_memory, :out_of_memory]
 
