@@ -24,6 +24,11 @@ bool is_signed(DType t) { return type_info(t).is_signed(); }
 bool is64(DType t) { return type_bytes(t) == 8; }
 std::string u(bool w64) { return w64 ? "uint64_t" : "uint"; }
 std::string s(bool w64) { return w64 ? "int64_t" : "int"; }
+// x < 0 for a signed value of the width. The 64-bit form tests the sign bit: lavapipe (Mesa 22)
+// miscompiles `int64_t(int_value) < 0l` (a sign-extended value compared with a constant) to false.
+std::string negative(bool w64, const std::string& x) {
+  return w64 ? "((uint(uint64_t(" + x + ") >> 32) >> 31) != 0u)" : "(" + x + " < 0)";
+}
 
 [[noreturn]] void bad(const std::string& op, const std::string& what) {
   fail(ErrorKind::InvalidArgument, op + ": " + what);
@@ -35,16 +40,16 @@ std::string int_lt(DType ta, const std::string& a, DType tb, const std::string& 
   const std::string wa = (is_signed(ta) ? s(w) : u(w)) + "(" + a + ")";
   const std::string wb = (is_signed(tb) ? s(w) : u(w)) + "(" + b + ")";
   if (is_signed(ta) == is_signed(tb)) return "(" + wa + " < " + wb + ")";
-  if (is_signed(ta)) return "(" + wa + " < " + s(w) + "(0) || " + u(w) + "(" + wa + ") < " + wb + ")";
-  return "(" + wb + " >= " + s(w) + "(0) && " + wa + " < " + u(w) + "(" + wb + "))";
+  if (is_signed(ta)) return "(" + negative(w, wa) + " || " + u(w) + "(" + wa + ") < " + wb + ")";
+  return "(!" + negative(w, wb) + " && " + wa + " < " + u(w) + "(" + wb + "))";
 }
 std::string int_eq(DType ta, const std::string& a, DType tb, const std::string& b) {
   const bool w = is64(ta) || is64(tb);
   const std::string wa = (is_signed(ta) ? s(w) : u(w)) + "(" + a + ")";
   const std::string wb = (is_signed(tb) ? s(w) : u(w)) + "(" + b + ")";
   if (is_signed(ta) == is_signed(tb)) return "(" + wa + " == " + wb + ")";
-  if (is_signed(ta)) return "(" + wa + " >= " + s(w) + "(0) && " + u(w) + "(" + wa + ") == " + wb + ")";
-  return "(" + wb + " >= " + s(w) + "(0) && " + wa + " == " + u(w) + "(" + wb + "))";
+  if (is_signed(ta)) return "(!" + negative(w, wa) + " && " + u(w) + "(" + wa + ") == " + wb + ")";
+  return "(!" + negative(w, wb) + " && " + wa + " == " + u(w) + "(" + wb + "))";
 }
 
 constexpr const char* kTruncHelpers = R"GLSL(
@@ -78,7 +83,7 @@ constexpr const char* kHelpersT = R"GLSL(
 $T nx_qdiv_$S($T a, $T b) {
   precise $T q = a / b;
   $T aq = abs(q), ab = abs(b);
-  if (isnan(q) || isinf(q) || q == $T(0) || isinf(b) || aq > $BIG || aq < $SMALL || ab > $BIG || ab < $SMALL) return q;
+  if (isnan(q) || isinf(q) || q == $T(0) || isinf(b) || abs(a) < $SMALL || aq > $BIG || aq < $SMALL || ab > $BIG || ab < $SMALL) return q;
   // Residual a - q*b, exactly (Dekker's product: no fused multiply-add assumed).
   precise $T cq = $SPLIT * q; precise $T qh = cq - (cq - q); precise $T ql = q - qh;
   precise $T cb = $SPLIT * b; precise $T bh = cb - (cb - b); precise $T bl = b - bh;
@@ -215,11 +220,11 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
   std::string pre = ht + " A = " + A + "; " + ht + " B = " + B + ";\n      ";
   // Sign and magnitude of the exact operand values, in the unsigned type of the output's width.
   const std::string mag =
-      std::string("bool na = ") + (is_signed(ta) ? it + "(A) < " + it + "(0)" : "false") + "; bool nb = " +
-      (is_signed(tb) ? it + "(B) < " + it + "(0)" : "false") + ";\n      " + ut + " ma = na ? " + ut + "(0) - " + ut +
+      std::string("bool na = ") + (is_signed(ta) ? negative(w, "A") : "false") + "; bool nb = " +
+      (is_signed(tb) ? negative(w, "B") : "false") + ";\n      " + ut + " ma = na ? " + ut + "(0) - " + ut +
       "(A) : " + ut + "(A); " + ut + " mb = nb ? " + ut + "(0) - " + ut + "(B) : " + ut + "(B);\n      ";
   // B is a shift count out of range: negative (exact value) or >= the output's width.
-  const std::string count_over = std::string("(") + (is_signed(tb) ? it + "(B) < " + it + "(0) || " : "") + ut +
+  const std::string count_over = std::string("(") + (is_signed(tb) ? negative(w, "B") + " || " : "") + ut +
                                  "(B) >= " + ut + "(" + bits + ")";
   switch (op) {
     case BinaryOp::add: return {pre + ht + " v = A + B;", ht};
@@ -242,14 +247,14 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
       return {pre + ht + " v = " + count_over + ") ? " + ht + "(0) : " + ht + "(" + ut + "(A) << " + ut + "(B));", ht};
     case BinaryOp::right_shift:
       if (is_signed(ta))
-        return {pre + ht + " v = " + count_over + ") ? ((" + it + "(A) < " + it + "(0)) ? " + ht + "(-1) : " + ht +
+        return {pre + ht + " v = " + count_over + ") ? (" + negative(w, "A") + " ? " + ht + "(-1) : " + ht +
                     "(0)) : " + ht + "(" + it + "(A) >> " + ut + "(B));",
                 ht};
       return {pre + ht + " v = " + count_over + ") ? " + ht + "(0) : " + ht + "(" + ut + "(A) >> " + ut + "(B));", ht};
     case BinaryOp::pow: {
-      std::string neg_b = is_signed(tb) ? it + "(B) < " + it + "(0)" : "false";
+      std::string neg_b = is_signed(tb) ? negative(w, "B") : "false";
       return {pre + ht + " v = " + ht + "(1);\n      if (" + neg_b + ") {\n        v = (A == " + ht + "(1)) ? " + ht +
-                  "(1) : ((" + it + "(A) == " + it + "(-1)) ? ((" + ut + "(B) & " + ut + "(1)) != " + ut + "(0) ? " + ht +
+                  "(1) : ((" + (is_signed(ta) ? it + "(A) == " + it + "(-1)" : std::string("false")) + ") ? ((" + ut + "(B) & " + ut + "(1)) != " + ut + "(0) ? " + ht +
                   "(" + it + "(-1)) : " + ht + "(1)) : " + ht + "(0));\n      } else {\n        " + ht + " base = A; " + ut +
                   " e = " + ut + "(B);\n        for (int k = 0; k < 64 && e != " + ut + "(0); ++k) { if ((e & " + ut +
                   "(1)) != " + ut + "(0)) v *= base; base *= base; e >>= 1; }\n      }",
