@@ -145,6 +145,10 @@ int main(int argc, char** argv) {
   nxvk::test::g_temp_root = buf.data();
   std::atexit(nxvk::test::remove_temp_root);
   setenv("NX_VULKAN_CACHE_DIR", (nxvk::test::g_temp_root + "/cache").c_str(), 1);
+  // Compiled kernels are shared across runs (thousands of op variants take minutes to compile);
+  // the pipeline cache and everything the cache tests check stay in the private directory.
+  if (const char* home = std::getenv("HOME"); home != nullptr && std::getenv("NX_VULKAN_SPIRV_CACHE_DIR") == nullptr)
+    setenv("NX_VULKAN_SPIRV_CACHE_DIR", (std::string(home) + "/.cache/nx_vulkan/spirv").c_str(), 1);
 
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new nxvk::test::ValidationEnvironment);

@@ -125,6 +125,7 @@ TEST_F(GeneratedKernelTest, SyntaxErrorIsInvalidArgumentNamingTheKernel) {
 TEST_F(GeneratedKernelTest, SpirvIsCachedOnDisk) {
   std::string dir = fresh_dir("spirv-cache");
   ScopedEnv env("NX_VULKAN_CACHE_DIR", dir);
+  ScopedEnv spirv_env("NX_VULKAN_SPIRV_CACHE_DIR", dir + "/spirv");
   // A source no other test compiles, so this process has not cached it in memory.
   const std::string glsl = elementwise("x * 3.0 + y") + "// disk " + std::to_string(seed()) + "\n";
   std::vector<uint32_t> words = compile_glsl(glsl, "disk_cached");
@@ -137,6 +138,7 @@ TEST_F(GeneratedKernelTest, SpirvIsCachedOnDisk) {
 TEST_F(GeneratedKernelTest, DiskCacheIsReadAndCorruptEntriesAreRecompiled) {
   std::string dir = fresh_dir("spirv-cache");
   ScopedEnv env("NX_VULKAN_CACHE_DIR", dir);
+  ScopedEnv spirv_env("NX_VULKAN_SPIRV_CACHE_DIR", dir + "/spirv");
   fs::create_directories(dir + "/spirv");
   auto plant = [&](const std::string& source, const std::string& spv) {
     const std::string base = dir + "/spirv/" + std::to_string(source_hash(source));

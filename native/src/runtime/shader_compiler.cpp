@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "nxvk/runtime.hpp"
+#include "runtime/env.hpp"
 
 namespace nxvk {
 namespace {
@@ -32,8 +33,10 @@ std::vector<uint32_t> compile_glsl(const std::string& source, const std::string&
   }
   // On disk: <hash>.spv, accepted only if it starts with the SPIR-V magic number and the source
   // stored beside it is identical (a hash collision or a corrupt file means a fresh compile).
-  std::string dir = cache_directory();
-  std::string base = dir.empty() ? "" : dir + "/spirv/" + std::to_string(hash);
+  // NX_VULKAN_SPIRV_CACHE_DIR overrides where compiled kernels are kept (tests share one across
+  // runs while each run's pipeline cache stays private).
+  std::string dir = env::get("NX_VULKAN_SPIRV_CACHE_DIR").value_or(cache_directory().empty() ? "" : cache_directory() + "/spirv");
+  std::string base = dir.empty() ? "" : dir + "/" + std::to_string(hash);
   if (!base.empty()) {
     std::ifstream src(base + ".glsl", std::ios::binary);
     std::ifstream bin(base + ".spv", std::ios::binary);
@@ -61,7 +64,7 @@ std::vector<uint32_t> compile_glsl(const std::string& source, const std::string&
   std::vector<uint32_t> words(result.cbegin(), result.cend());
   if (!base.empty()) {
     std::error_code ec;
-    std::filesystem::create_directories(dir + "/spirv", ec);
+    std::filesystem::create_directories(dir, ec);
     std::string tmp = base + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(&words));
     std::ofstream(tmp + ".glsl", std::ios::binary) << source;
     std::ofstream(tmp + ".spv", std::ios::binary)
