@@ -1,3 +1,18 @@
+defmodule Nx.Vulkan.DoctestExclusions do
+  @moduledoc false
+
+  @doc """
+  Functions whose f64 doctests print different last digits from Nx.BinaryBackend because
+  BinaryBackend is the less exact one: it computes expm1 as exp(x) - 1, sigmoid as
+  1 / (1 + exp(-x)), rsqrt as 1 / sqrt(x) (two roundings), erf_inv with an approximation of about
+  f32 accuracy, and acosh/atanh/sinh/erfc through the C library; our math library is within 1 ulp
+  of the exact value (docs/CAPABILITIES.md). Every f32 example of these functions matches
+  BinaryBackend bit for bit, but ExUnit excludes by function, not by example.
+  """
+  def f64_digits,
+    do: [acosh: 1, atanh: 1, erf_inv: 1, erfc: 1, expm1: 1, rsqrt: 1, sigmoid: 1, sinh: 1]
+end
+
 defmodule Nx.Vulkan.DoctestTest do
   @moduledoc """
   Nx's own doctests on this backend, the way other Nx backends run them. Host fallbacks are
@@ -14,22 +29,7 @@ defmodule Nx.Vulkan.DoctestTest do
   end
 
   # With host fallbacks allowed, every doctest of Nx runs here except these, each with its reason.
-  @excluded [
-    # f64 results that differ from Nx.BinaryBackend's in the last printed digits because
-    # BinaryBackend is the less exact one here: it computes expm1 as exp(x) - 1, sigmoid as
-    # 1 / (1 + exp(-x)), rsqrt as 1 / sqrt(x) (two roundings), erf_inv with an approximation of
-    # about f32 accuracy, and acosh/atanh/sinh/erfc through the C library; our math library is
-    # within 1 ulp of the exact value (docs/CAPABILITIES.md). Every f32 example of these
-    # functions matches BinaryBackend bit for bit, but ExUnit excludes by function, not example.
-    acosh: 1,
-    atanh: 1,
-    erf_inv: 1,
-    erfc: 1,
-    expm1: 1,
-    rsqrt: 1,
-    sigmoid: 1,
-    sinh: 1
-  ]
+  @excluded Nx.Vulkan.DoctestExclusions.f64_digits()
 
   doctest Nx, except: @excluded
 end
@@ -50,7 +50,7 @@ defmodule Nx.Vulkan.StrictDoctestTest do
   end
 
   # Each entry: a function whose doctests need an op with no native kernel yet.
-  @excluded [
+  @not_built [
     # not built yet: indexing (gather): two examples of the module doc index with a list
     # (tensor[[0, 1]]); ExUnit can exclude the module doc's examples only all together
     :moduledoc,
@@ -110,22 +110,9 @@ defmodule Nx.Vulkan.StrictDoctestTest do
     # not built yet: complex types, and types the device type table has no row for (f8,
     # f8_e4m3fn, s2/s4/u2/u4 are stored on the host inside the backend)
     tensor: 2,
-    bit_size: 1,
-    # f64 results that differ from Nx.BinaryBackend's in the last printed digits because
-    # BinaryBackend is the less exact one here: it computes expm1 as exp(x) - 1, sigmoid as
-    # 1 / (1 + exp(-x)), rsqrt as 1 / sqrt(x) (two roundings), erf_inv with an approximation of
-    # about f32 accuracy, and acosh/atanh/sinh/erfc through the C library; our math library is
-    # within 1 ulp of the exact value (docs/CAPABILITIES.md). Every f32 example of these
-    # functions matches BinaryBackend bit for bit, but ExUnit excludes by function, not example.
-    acosh: 1,
-    atanh: 1,
-    erf_inv: 1,
-    erfc: 1,
-    expm1: 1,
-    rsqrt: 1,
-    sigmoid: 1,
-    sinh: 1
+    bit_size: 1
   ]
+  @excluded @not_built ++ Nx.Vulkan.DoctestExclusions.f64_digits()
 
   doctest Nx, except: @excluded
 end

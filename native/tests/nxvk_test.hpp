@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "nxvk/runtime.hpp"
+#include "nxvk/types.hpp"
 
 namespace nxvk::test {
 
@@ -125,5 +126,12 @@ long first_mismatch(const std::vector<T>& got, const std::vector<T>& want) {
     }                                                                                      \
     EXPECT_TRUE(nxvk_thrown_) << #statement " did not throw nxvk::Error";                 \
   } while (0)
+
+// Every real (non-complex) Nx type, in type-table order.
+inline const std::vector<DType>& real_types() {
+  static const std::vector<DType> t = {DType::U8,  DType::U16, DType::U32, DType::U64, DType::S8,   DType::S16,
+                                       DType::S32, DType::S64, DType::F16, DType::BF16, DType::F32, DType::F64};
+  return t;
+}
 
 }  // namespace nxvk::test

@@ -14,11 +14,6 @@
 
 namespace nxvk::test {
 
-inline const std::vector<DType>& real_types() {
-  static const std::vector<DType> t = {DType::U8, DType::U16, DType::U32, DType::U64, DType::S8,  DType::S16,
-                                       DType::S32, DType::S64, DType::F16, DType::BF16, DType::F32, DType::F64};
-  return t;
-}
 inline bool is_float_type(DType t) { return type_info(t).is_float(); }
 
 // Random elements of `type`: random bits (so NaN payloads, subnormals, extreme ints) or, with
