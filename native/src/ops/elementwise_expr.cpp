@@ -62,6 +62,30 @@ float nx_trunc_f(float x) {
 }
 float nx_floor_f(float x) { float t = nx_trunc_f(x); return x < t ? t - 1.0 : t; }
 float nx_ceil_f(float x) { float t = nx_trunc_f(x); return x > t ? t + 1.0 : t; }
+// C's fmodf in integer code: frexp/ldexp on a device that flushes f32 subnormals (lavapipe,
+// NVIDIA) would lose a subnormal divisor and never converge. The result is exact.
+float nx_fmod_bits_f32(float x, float y) {
+  if (isnan(x) || isnan(y) || isinf(x) || y == 0.0) return uintBitsToFloat(0x7fc00000u);
+  uint sx = floatBitsToUint(x) & 0x80000000u;
+  uint ux = floatBitsToUint(x) & 0x7fffffffu, uy = floatBitsToUint(y) & 0x7fffffffu;
+  if (uy == 0x7f800000u || ux < uy) return x;
+  if (ux == uy) return uintBitsToFloat(sx);
+  int ex = int(ux >> 23), ey = int(uy >> 23);
+  uint mx = ux & 0x7fffffu, my = uy & 0x7fffffu;
+  if (ex == 0) { int sh = 23 - findMSB(mx); mx <<= uint(sh); ex = 1 - sh; } else mx |= 0x800000u;
+  if (ey == 0) { int sh = 23 - findMSB(my); my <<= uint(sh); ey = 1 - sh; } else my |= 0x800000u;
+  for (int n = ex - ey; n > 0; --n) {  // long division, one bit of the quotient per step
+    if (mx >= my) mx -= my;
+    mx <<= 1u;
+  }
+  if (mx >= my) mx -= my;
+  if (mx == 0u) return uintBitsToFloat(sx);
+  int sh = 23 - findMSB(mx);
+  mx <<= uint(sh);
+  int e = ey - sh;
+  if (e >= 1) return uintBitsToFloat(sx | (uint(e) << 23) | (mx & 0x7fffffu));
+  return uintBitsToFloat(sx | (mx >> uint(1 - e)));  // subnormal: exact, the low bits are zero
+}
 )GLSL";
 constexpr const char* kTruncHelpersF64 = R"GLSL(
 double nx_trunc_d(double x) {
@@ -197,7 +221,7 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
       case BinaryOp::subtract: e = "fa - fb"; break;
       case BinaryOp::multiply: e = "fa * fb"; break;
       case BinaryOp::divide: e = "nx_qdiv_" + sfx + "(fa, fb)"; break;
-      case BinaryOp::remainder: e = "nx_fmod_" + sfx + "(fa, fb)"; break;
+      case BinaryOp::remainder: e = (sfx == "f32" ? "nx_fmod_bits_f32" : "nx_fmod_" + sfx) + "(fa, fb)"; break;
       case BinaryOp::pow: e = caps.float64 ? "nx_pow(fa, fb)" : "nx_pow_f32(fa, fb)"; break;
       case BinaryOp::atan2: e = caps.float64 ? "nx_atan2(fa, fb)" : "nx_atan2_f32(fa, fb)"; break;
       // NaN wins; on equal values the first operand (Erlang's max/min keep it: max(-0.0, 0.0) is -0.0).
