@@ -2,7 +2,6 @@
 //   nxvk info              every device with its capabilities and limits
 //   nxvk selftest [DEV]    runs fill, copy, add and a reduction on a device, checked on the host
 #include <cstdio>
-#include <cstring>
 #include <string>
 
 #include "nxvk/runtime.hpp"
@@ -24,18 +23,7 @@ int info() {
   std::printf("%zu Vulkan device(s); default: %u\n\n", devices.size(), chosen);
   for (const auto& caps : devices) {
     nxvk::Capabilities masked = caps;
-    if (const char* mask = std::getenv("NX_VULKAN_DISABLE")) {
-      std::string list = mask;
-      size_t start = 0;
-      std::vector<std::string> names;
-      while (start <= list.size()) {
-        size_t end = list.find(',', start);
-        if (end == std::string::npos) end = list.size();
-        if (end > start) names.push_back(list.substr(start, end - start));
-        start = end + 1;
-      }
-      nxvk::apply_capability_mask(masked, names);
-    }
+    nxvk::apply_capability_mask(masked, nxvk::environment_capability_mask());
     std::printf("%s\n", masked.describe().c_str());
   }
   return 0;

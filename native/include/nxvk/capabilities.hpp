@@ -78,4 +78,7 @@ const std::vector<std::string>& maskable_features();
 // Switches the named features off in `caps`. Unknown names are an InvalidArgument error.
 void apply_capability_mask(Capabilities& caps, const std::vector<std::string>& names);
 
+// The feature names NX_VULKAN_DISABLE lists (empty when unset).
+std::vector<std::string> environment_capability_mask();
+
 }  // namespace nxvk

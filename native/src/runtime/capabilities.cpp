@@ -3,6 +3,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "runtime/env.hpp"
 #include "runtime/internal.hpp"
 
 namespace nxvk {
@@ -234,6 +235,11 @@ void apply_capability_mask(Capabilities& caps, const std::vector<std::string>& n
     if (std::find(caps.disabled.begin(), caps.disabled.end(), name) == caps.disabled.end())
       caps.disabled.push_back(name);
   }
+}
+
+std::vector<std::string> environment_capability_mask() {
+  auto disable = env::get("NX_VULKAN_DISABLE");
+  return disable ? env::split_list(*disable) : std::vector<std::string>{};
 }
 
 namespace {

@@ -68,8 +68,7 @@ Device::Device(Private, uint32_t index, const DeviceOptions& options)
   s.physical = instance.physical(index);
   s.queue_family = instance.compute_queue_family(index);
 
-  std::vector<std::string> mask;
-  if (auto disable = env::get("NX_VULKAN_DISABLE")) mask = env::split_list(*disable);
+  std::vector<std::string> mask = environment_capability_mask();
   mask.insert(mask.end(), options.disable.begin(), options.disable.end());
   apply_capability_mask(s.caps, mask);
   const Capabilities& caps = s.caps;
