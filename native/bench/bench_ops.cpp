@@ -109,10 +109,15 @@ int main(int argc, char** argv) {
                        {groups}, spec);
     });
     run("negate f32", 2 * b4, [&] { (void)unary(UnaryOp::negate, a, DType::F32); });
+    run("abs f32", 2 * b4, [&] { (void)unary(UnaryOp::abs, a, DType::F32); });
     run("exp f32", 2 * b4, [&] { (void)unary(UnaryOp::exp, a, DType::F32); });
     run("sigmoid f32", 2 * b4, [&] { (void)unary(UnaryOp::sigmoid, a, DType::F32); });
+    run("tanh f32", 2 * b4, [&] { (void)unary(UnaryOp::tanh, a, DType::F32); });
+    run("log f32", 2 * b4, [&] { (void)unary(UnaryOp::log, a, DType::F32); });
     run("add f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::add, a, b, DType::F32, a.shape); });
     run("multiply f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::multiply, a, b, DType::F32, a.shape); });
+    run("divide f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::divide, a, b, DType::F32, a.shape); });
+    run("max f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::max, a, b, DType::F32, a.shape); });
     run("add f32 [R,C] + [C] broadcast", 2 * b4, [&] { (void)binary(BinaryOp::add, a, row_vec, DType::F32, a.shape); });
     run("add f32 [R,C] + [R,1] broadcast", 2 * b4, [&] { (void)binary(BinaryOp::add, a, col_vec, DType::F32, a.shape); });
     run("sum f32 all axes", b4, [&] { (void)reduce(ReduceOp::sum, a, {0, 1}, false, DType::F32); });

@@ -142,8 +142,8 @@ void check_binary(Device& dev, BinaryOp op, DType ta, DType tb, const Shape& sa,
           if (v != 0 && std::fabs(v) < 2.2250738585072014e-308) ref::write_value(t, ref::Value{true, 0, 0.0}, *d, i);
         }
   const DType out = out_type_of(op, ta, tb);
-  // Without f64, integer operands are rounded to f32 before a float op (Nx computes with the exact
-  // integer): 1 ulp for integers above 2^24 (documented).
+  // Without f64, an integer operand above 2^24 is carried as an f32 pair (hi + lo): add, subtract,
+  // multiply and divide are then within 1 ulp of Nx's once-rounded result (documented).
   const double tol = (math || atan) ? 64 : (!dev.caps().float64 && is_float_type(out) && (!is_float_type(ta) || !is_float_type(tb))) ? 1 : 0;
   const size_t n = static_cast<size_t>(shape_size(so));
   poison_next(dev, n * type_bytes(out));
@@ -196,6 +196,60 @@ TEST_F(OpsElementwise, KnownNxValues) {
   EXPECT_EQ(f, 16777218.0f);
 }
 
+// Integers the float compute type cannot hold exactly (s32/u32 without f64; s64/u64 always) with
+// floats: Nx compares the exact values and computes arithmetic on the exact integer, so values a
+// unit away from a float (2^24 + 1, 2^53 + 1, 2^63 - 1) must not collapse onto it.
+void check_wide_integers(Device& dev) {
+  const double pow2[] = {0, 1, 24, 25, 31, 32, 53, 54, 62, 63, 64};
+  for (DType ti : {DType::S32, DType::U32, DType::S64, DType::U64}) {
+    if (!type_supported(dev.caps(), ti)) continue;
+    const bool sgn = type_info(ti).is_signed();
+    const int bits = int(type_info(ti).bits) - (sgn ? 1 : 0);
+    for (DType tf : {DType::F32, DType::F64, DType::F16}) {
+      if (!type_supported(dev.caps(), tf)) continue;
+      std::vector<__int128> ints;
+      std::vector<double> floats;
+      for (double p : pow2)
+        for (int d = -2; d <= 2; ++d)
+          for (double f : {std::ldexp(1.0, int(p)), -std::ldexp(1.0, int(p)), std::ldexp(1.0, int(p)) + 0.5,
+                           std::ldexp(1.0, int(p)) * (1 + std::ldexp(1.0, -23)), 1.5, -0.5, double(NAN), double(INFINITY)}) {
+            __int128 v = (__int128(1) << int(p)) + d;
+            for (__int128 x : {v, -v}) {
+              if (x > (__int128(1) << bits) - 1 || x < (sgn ? -(__int128(1) << bits) : 0)) continue;
+              ints.push_back(x);
+              floats.push_back(f);
+            }
+          }
+      const size_t n = ints.size();
+      ref::Bytes a(n * type_bytes(ti)), b(n * type_bytes(tf));
+      for (size_t k = 0; k < n; ++k) {
+        ref::write_value(ti, ref::Value{false, ints[k], 0}, a, k);
+        ref::write_value(tf, ref::Value{true, 0, floats[k]}, b, k);
+      }
+      for (BinaryOp op : {BinaryOp::equal, BinaryOp::not_equal, BinaryOp::less, BinaryOp::less_equal, BinaryOp::greater,
+                          BinaryOp::greater_equal, BinaryOp::add, BinaryOp::subtract, BinaryOp::multiply, BinaryOp::divide})
+        for (bool int_first : {true, false}) {
+          const DType ta = int_first ? ti : tf, tb = int_first ? tf : ti;
+          const ref::Bytes& da = int_first ? a : b;
+          const ref::Bytes& db = int_first ? b : a;
+          const DType out = out_type_of(op, ta, tb);
+          poison_next(dev, n * type_bytes(out));
+          Tensor y = binary(op, upload(dev, ta, {int64_t(n)}, da), upload(dev, tb, {int64_t(n)}, db), out, {int64_t(n)});
+          // Comparisons exact; arithmetic within 1 ulp of the correctly rounded result.
+          const double tol = is_float_type(out) ? 1 : 0;
+          ASSERT_EQ(compare_bytes(out, to_binary(y), ref::binary(op, ta, da, {int64_t(n)}, tb, db, {int64_t(n)}, out, {int64_t(n)}), tol), "")
+              << op_name(op) << " " << type_name(ta) << ", " << type_name(tb) << " -> " << type_name(out);
+        }
+    }
+  }
+}
+
+TEST_F(OpsElementwise, WideIntegersWithFloats) {
+  check_wide_integers(device());
+  check_wide_integers(*open_device(DeviceOptions{.disable = {"f64"}}));
+  check_wide_integers(*open_device(DeviceOptions{.disable = {"f64", "int64"}}));
+}
+
 TEST_F(OpsElementwise, BinaryPastOneDispatchBroadcast) {
   check_binary(device(), BinaryOp::add, DType::U8, DType::U8, {4097, 4099}, {4099}, {4097, 4099}, rng());
 }
@@ -231,6 +285,10 @@ TEST_F(OpsElementwise, WithoutF64AndInt64) {
       check_binary(*dev, op, t, t, {9, 13}, {13}, {9, 13}, rng());
     }
   }
+  for (auto [ta, tb] : {std::pair{DType::S32, DType::F32}, {DType::U32, DType::F32}, {DType::F16, DType::U32}})
+    for (BinaryOp op : {BinaryOp::add, BinaryOp::subtract, BinaryOp::multiply, BinaryOp::divide, BinaryOp::less,
+                        BinaryOp::equal})
+      check_binary(*dev, op, ta, tb, {9, 13}, {13}, {9, 13}, rng());
   Tensor f = constant(*dev, DType::F32, {3}, Scalar::of_float(1));
   EXPECT_NXVK_ERROR(as_type(f, DType::F64), ErrorKind::Unsupported, "unsupported on this device: f64");
   EXPECT_NXVK_ERROR(constant(*dev, DType::S64, {3}, Scalar::of_signed(1)), ErrorKind::Unsupported,

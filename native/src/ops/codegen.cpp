@@ -88,6 +88,13 @@ uint nx_double_round_bits(double d, uint mbits, uint ebits) {
   return bits;
 }
 float nx_double_to_float(double d) {
+  uvec2 u = unpackDouble2x32(d);
+  uint e = (u.y >> 20) & 0x7ffu;
+  if (e - 897u < 254u) {  // f32's normal range: round the 53-bit significand to 24 bits here
+    uint r = u.x & 0x1fffffffu;
+    uint bits = (u.y & 0x80000000u) | ((e - 896u) << 23) | ((u.y & 0xfffffu) << 3) | (u.x >> 29);
+    return uintBitsToFloat(bits + ((r > 0x10000000u || (r == 0x10000000u && (bits & 1u) != 0u)) ? 1u : 0u));
+  }
   uint b = nx_double_round_bits(d, 23u, 8u);
   if (b == 0xffffffffu) return uintBitsToFloat(0x7fc00000u);
   return uintBitsToFloat(b | ((unpackDouble2x32(d).y >> 31) << 31));
@@ -287,6 +294,8 @@ void check_index_range(const std::string& op, int64_t elements) {
 void launch(Device& device, const std::string& name, const std::string& glsl,
             std::span<const BufferView> buffers, std::span<const std::byte> push, uint64_t invocations) {
   if (invocations == 0) return;
+  // At most 65535 workgroups (the grid-stride loops cover any n); measured on the H200, more
+  // groups made unary ops slower.
   const uint64_t groups = std::min<uint64_t>((invocations + kWorkgroupSize - 1) / kWorkgroupSize,
                                              std::min<uint32_t>(device.caps().max_workgroup_count[0], 65535u));
   const uint32_t spec[] = {kWorkgroupSize};

@@ -46,11 +46,18 @@ std::vector<Access> plan_access(const Shape& out_shape, const std::vector<const 
   for (size_t o = 0; o < k; ++o) {
     const std::string fn = "nx_index" + std::to_string(o);
     const uint32_t offset = static_cast<uint32_t>(params.size());
+    out[o].param_offset = offset;
     if (std::all_of(cs[o].begin(), cs[o].end(), [](int64_t s) { return s == 0; })) {
+      out[o].kind = Access::Kind::scalar;
       out[o].index = "0u";
     } else if (cs[o] == contiguous) {
+      out[o].kind = Access::Kind::same;
       out[o].index = "i";
     } else if (cd.size() == 2) {
+      out[o].kind = Access::Kind::rank2;
+      out[o].inner = cd[1];
+      out[o].outer_stride = cs[o][0];
+      out[o].inner_stride = cs[o][1];
       params.push_back(static_cast<uint32_t>(cd[1]));
       params.push_back(static_cast<uint32_t>(cs[o][0]));
       params.push_back(static_cast<uint32_t>(cs[o][1]));
@@ -59,6 +66,7 @@ std::vector<Access> plan_access(const Shape& out_shape, const std::vector<const 
                          "  return row * params.p[" + p + " + 1u] + (i - row * d1) * params.p[" + p + " + 2u];\n}\n";
       out[o].index = fn + "(i)";
     } else {
+      out[o].kind = Access::Kind::strided;
       gen::append_strided_params(params, cd, cs[o]);
       out[o].functions = gen::strided_index_function(fn, offset);
       out[o].index = fn + "(i)";
@@ -89,6 +97,99 @@ void check_broadcast(const Shape& operand, const Shape& out, const std::string& 
                                          " does not broadcast to the output shape " + shape_string(out));
 }
 
+std::string vec4_decl(size_t binding, const std::string& name) {
+  return "layout(std430, binding = " + std::to_string(binding) + ") readonly buffer " + name + "4_t { uvec4 w[]; } " +
+         name + "4;\n";
+}
+
+bool word_type(DType t) { return t == DType::U32 || t == DType::S32 || t == DType::F32; }
+
+// The value of a 32-bit element from its storage word.
+std::string from_word(DType t, const std::string& w) {
+  if (t == DType::F32) return "uintBitsToFloat(" + w + ")";
+  if (t == DType::S32) return "int(" + w + ")";
+  return w;
+}
+
+// main() for 32-bit outputs: each invocation computes four consecutive elements, reading
+// same-shape 32-bit operands and writing the output as one 16-byte vector (a warp then moves
+// 512 contiguous bytes per access, which the scalar loop cannot keep in flight), a rank-2
+// broadcast operand by stepping its row and column instead of dividing per element, and a
+// scalar operand once. The last n % 4 elements are done one per invocation.
+std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vector<Access>& access, DType out_type,
+                        const Body& body, bool unroll) {
+  std::string decls, per_quad, per_lane, step, tail;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const std::string var(1, static_cast<char>('a' + k)), name = "in_" + var;
+    const DType t = inputs[k]->type;
+    const std::string vt = gen::value_type(t);
+    const Access& ac = access[k];
+    tail += "uint i_" + var + " = " + ac.index + "; " + vt + " " + var + " = " + gen::load(t, name, "i_" + var) + "; ";
+    switch (ac.kind) {
+      case Access::Kind::same:
+        if (word_type(t)) {
+          decls += vec4_decl(k, name);
+          per_quad += "uvec4 r_" + var + " = " + name + "4.w[q]; ";
+          per_lane += vt + " " + var + " = " + from_word(t, "nx_lane(r_" + var + ", e)") + "; ";
+        } else {
+          per_lane += vt + " " + var + " = " + gen::load(t, name, "i") + "; ";
+        }
+        break;
+      case Access::Kind::scalar:
+        per_quad += vt + " " + var + "_0 = " + gen::load(t, name, "0u") + "; ";
+        per_lane += vt + " " + var + " = " + var + "_0; ";
+        break;
+      case Access::Kind::rank2: {
+        const std::string o = std::to_string(ac.param_offset);
+        if (ac.inner % 4 == 0) {
+          // Quads start at multiples of 4 and never wrap a row: one division per quad, and one
+          // load when the operand is constant along the row or contiguous and aligned.
+          per_quad += "uint row_" + var + " = (q * 4u) / params.p[" + o + "]; uint col_" + var + " = q * 4u - row_" +
+                      var + " * params.p[" + o + "]; uint base_" + var + " = row_" + var + " * params.p[" + o +
+                      " + 1u] + col_" + var + " * params.p[" + o + " + 2u]; ";
+          if (ac.inner_stride == 0) {
+            per_quad += vt + " " + var + "_0 = " + gen::load(t, name, "base_" + var) + "; ";
+            per_lane += vt + " " + var + " = " + var + "_0; ";
+          } else if (ac.inner_stride == 1 && ac.outer_stride % 4 == 0 && word_type(t)) {
+            decls += vec4_decl(k, name);
+            per_quad += "uvec4 r_" + var + " = " + name + "4.w[base_" + var + " >> 2]; ";
+            per_lane += vt + " " + var + " = " + from_word(t, "nx_lane(r_" + var + ", e)") + "; ";
+          } else {
+            per_lane += vt + " " + var + " = " + gen::load(t, name, "base_" + var + " + e * params.p[" + o + " + 2u]") + "; ";
+          }
+          break;
+        }
+        per_quad += "uint d1_" + var + " = params.p[" + o + "]; uint row_" + var + " = (q * 4u) / d1_" + var +
+                    "; uint col_" + var + " = q * 4u - row_" + var + " * d1_" + var + "; ";
+        per_lane += vt + " " + var + " = " + gen::load(t, name, "row_" + var + " * params.p[" + o + " + 1u] + col_" +
+                                                     var + " * params.p[" + o + " + 2u]") + "; ";
+        step += "if (++col_" + var + " == d1_" + var + ") { col_" + var + " = 0u; ++row_" + var + "; } ";
+        break;
+      }
+      case Access::Kind::strided:
+        per_lane += vt + " " + var + " = " + gen::load(t, name, ac.index) + "; ";
+        break;
+    }
+  }
+  const std::string store = gen::store_value(out_type, "v", body.v_type);
+  // Lanes by selects, not by dynamic indexing (which a loop left rolled would put in memory).
+  std::string s = decls +
+                  "uint nx_lane(uvec4 r, uint e) { return e == 0u ? r.x : (e == 1u ? r.y : (e == 2u ? r.z : r.w)); }\n"
+                  "uvec4 nx_set_lane(uvec4 r, uint e, uint v) {\n"
+                  "  return uvec4(e == 0u ? v : r.x, e == 1u ? v : r.y, e == 2u ? v : r.z, e == 3u ? v : r.w);\n}\n";
+  s += "layout(std430, binding = " + std::to_string(inputs.size()) + ") writeonly buffer dst4_t { uvec4 w[]; } dst4;\n";
+  s += "void main() {\n  uint quads = pc.n / 4u;\n";
+  s += "  for (uint q = gl_GlobalInvocationID.x; q < quads; q += grid_stride()) {\n";
+  s += "    " + per_quad + "\n    uvec4 outv = uvec4(0u);\n";
+  s += std::string("    ") + (unroll ? "[[unroll]] " : "[[dont_unroll]] ") + "for (uint e = 0u; e < 4u; ++e) {\n";
+  s += "      uint i = q * 4u + e;\n      " + per_lane + "\n      " + body.statements + "\n";
+  s += "      outv = nx_set_lane(outv, e, " + store + ");\n      " + step + "\n    }\n";
+  s += "    dst4.w[q] = outv;\n  }\n";
+  s += "  uint i = quads * 4u + gl_GlobalInvocationID.x;\n";
+  s += "  if (i < pc.n) {\n    " + tail + "\n    " + body.statements + "\n    dst.w[i] = " + store + ";\n  }\n}\n";
+  return s;
+}
+
 // Generates and runs one elementwise kernel over `inputs` (named a, b, c, ... in `body`).
 Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, DType out_type, const Shape& out_shape,
            const elementwise::Body& body, bool math) {
@@ -113,7 +214,6 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
   for (size_t k = 0; k < inputs.size(); ++k) {
     const std::string var(1, static_cast<char>('a' + k));
     src += gen::buffer(static_cast<uint32_t>(k), "in_" + var, inputs[k]->type, true);
-    src += access[k].functions.empty() ? "" : "";
     loads += gen::value_type(inputs[k]->type) + " " + var + " = " + gen::load(inputs[k]->type, "in_" + var, "i_" + var) + "; ";
     views.push_back({inputs[k]->buffer});
   }
@@ -125,11 +225,17 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
     src += access[k].functions;
     index_decls += "uint i_" + std::string(1, static_cast<char>('a' + k)) + " = " + access[k].index + "; ";
   }
-  src += gen::elementwise_main(out_type, "dst", index_decls + loads + "\n      " + body.statements, body.v_type);
+  const uint32_t n = static_cast<uint32_t>(n64);
+  uint64_t invocations = gen::elementwise_invocations(out_type, n);
+  if (word_type(out_type)) {
+    src += vector_main(inputs, access, out_type, body, !math);
+    invocations = std::max<uint64_t>(n / 4, n % 4);
+  } else {
+    src += gen::elementwise_main(out_type, "dst", index_decls + loads + "\n      " + body.statements, body.v_type);
+  }
   views.push_back({out.buffer});
   views.push_back(device.params(params.data(), params.size() * sizeof(uint32_t)));
-  const uint32_t n = static_cast<uint32_t>(n64);
-  gen::launch(device, label, src, views, gen::bytes_of(n), gen::elementwise_invocations(out_type, n));
+  gen::launch(device, label, src, views, gen::bytes_of(n), invocations);
   return out;
 }
 

@@ -152,13 +152,151 @@ std::string instantiate(const std::string& t, const std::string& split, const st
 
 std::string fsuffix(const Capabilities& caps) { return caps.float64 ? "f64" : "f32"; }
 
+// ---- Integers wider than the float compute type's significand ----
+// Nx computes int-with-float ops on the exact integer (Erlang converts it to a double; comparisons
+// are exact). Converting a 32-bit integer to f32 first (devices without f64), or a 64-bit one to
+// f64 before comparing, would round it: 16777217 == 16777216.0 would be true, s32 - f32 could
+// cancel to 0. Such operands are split into hi + lo, and comparisons go through the integer domain.
+constexpr const char* kWideIntHelpers = R"GLSL(
+// x = hi + lo exactly, hi = RN(x): the multiple of 256 and the low byte are each exact in f32.
+float nx_wide_s32(int x, out float lo) {
+  float h = float(x & -256); float l = float(x & 255);
+  precise float s = h + l; precise float t = s - h; precise float r = l - t; lo = r; return s;
+}
+float nx_wide_u32(uint x, out float lo) {
+  float h = float(x & 0xffffff00u); float l = float(x & 255u);
+  precise float s = h + l; precise float t = s - h; precise float r = l - t; lo = r; return s;
+}
+float nx_wide_two_sum(float a, float b, out float e) {
+  precise float s = a + b; precise float bb = s - a; precise float ea = a - (s - bb); precise float eb = b - bb;
+  precise float es = ea + eb; e = es; return s;
+}
+float nx_wide_split(float a, out float lo) {  // Veltkamp
+  precise float c = 4097.0 * a; precise float h = c - (c - a); precise float r = a - h; lo = r; return h;
+}
+// a b for float-float operands (al, bl small), to within about one rounding.
+float nx_wide_mul(float ah, float al, float bh, float bl) {
+  precise float p = ah * bh;
+  if (isnan(p) || isinf(p) || p == 0.0 || abs(ah) > 1.0e30 || abs(bh) > 1.0e30 || abs(p) > 1.0e30 || abs(p) < 1.0e-30)
+    return (ah + al) * (bh + bl);
+  float a1, a0, b1, b0; a1 = nx_wide_split(ah, a0); b1 = nx_wide_split(bh, b0);
+  precise float e = ((a1 * b1 - p) + a1 * b0 + a0 * b1) + a0 * b0;
+  precise float r = p + (e + (ah * bl + al * bh));
+  return r;
+}
+// a / b for float-float operands: the quotient of the highs, corrected by the exact residual.
+float nx_wide_div(float ah, float al, float bh, float bl) {
+  precise float q = nx_qdiv_f32(ah, bh);
+  if (isnan(q) || isinf(q) || q == 0.0 || abs(q) > 1.0e30 || abs(q) < 1.0e-30 || abs(bh) > 1.0e30 || abs(bh) < 1.0e-30)
+    return q;
+  float q1, q0, b1, b0; q1 = nx_wide_split(q, q0); b1 = nx_wide_split(bh, b0);
+  precise float p = q * bh;
+  precise float e = ((q1 * b1 - p) + q1 * b0 + q0 * b1) + q0 * b0;
+  precise float r = (((ah - p) - e) + al) - q * bl;
+  precise float qc = q + nx_qdiv_f32(r, bh);
+  return qc;
+}
+)GLSL";
+constexpr const char* kWideInt64Helpers = R"GLSL(
+float nx_wide_parts(float a, float b, float c, float d, out float lo) {  // a + b + c + d, big to small
+  float e1, e2; float s1 = nx_wide_two_sum(a, b, e1); float s2 = nx_wide_two_sum(s1, c, e2);
+  precise float t = (e1 + e2) + d; float e3; float s3 = nx_wide_two_sum(s2, t, e3); lo = e3; return s3;
+}
+// As Erlang's float/1 (which Nx.BinaryBackend applies to the integer): rounded to 53 bits first.
+float nx_wide_int53(uvec2 v, bool neg, out float lo) {
+  uvec3 k = nx_round_int(v, 53u);
+  float l0; float h0 = nx_wide_u32(k.x, l0);
+  float hi = nx_wide_parts(float(k.y) * 4294967296.0, h0, l0, 0.0, lo);
+  float scale = uintBitsToFloat((127u + k.z) << 23);  // 2^k.z, exact products
+  precise float sh = hi * scale; precise float sl = lo * scale;
+  precise float nl = -sl; lo = neg ? nl : sl;
+  return neg ? -sh : sh;
+}
+float nx_wide_s64(int64_t x, out float lo) {
+  bool neg = (uint(uint64_t(x) >> 32) >> 31) != 0u;
+  return nx_wide_int53(nx_u64_bits(neg ? uint64_t(0) - uint64_t(x) : uint64_t(x)), neg, lo);
+}
+float nx_wide_u64(uint64_t x, out float lo) { return nx_wide_int53(nx_u64_bits(x), false, lo); }
+)GLSL";
+
+// Exact comparison of an integer with a float of the compute type $T: -1, 0, 1, or 2 (NaN).
+// Through the integer domain: x against floor(f), then the fraction of f.
+constexpr const char* kIntFloatCompareT = R"GLSL(
+int nx_cmp_$I_$S($X x, $T f) {
+  if (isnan(f)) return 2;
+  $T fl = nx_floor_$F(f);
+  if (fl >= $T($HI)) return -1;
+  if (fl < $T($LO)) return 1;
+  $X xi = $X(fl);
+  if (x != xi) return (x < xi) ? -1 : 1;
+  return (f == fl) ? 0 : -1;
+}
+)GLSL";
+
+struct WideInt {
+  const char* name;  // s32 u32 s64 u64
+  const char* glsl;  // its GLSL type
+  const char* lo;    // its minimum and 2^bits (or 2^(bits-1)) as float literals
+  const char* hi;
+  bool is64;
+};
+constexpr WideInt kWideInts[] = {{"s32", "int", "-2147483648.0", "2147483648.0", false},
+                                 {"u32", "uint", "0.0", "4294967296.0", false},
+                                 {"s64", "int64_t", "-9223372036854775808.0", "9223372036854775808.0", true},
+                                 {"u64", "uint64_t", "0.0", "18446744073709551616.0", true}};
+
+std::string int_float_compare_helpers(const Capabilities& caps) {
+  std::string out;
+  for (const bool d : {false, true}) {
+    if (d && !caps.float64) continue;
+    for (const WideInt& w : kWideInts) {
+      if (w.is64 && !caps.int64) continue;
+      std::string t = kIntFloatCompareT;
+      auto put = [&t](const std::string& key, const std::string& v) {
+        for (size_t p; (p = t.find(key)) != std::string::npos;) t.replace(p, key.size(), v);
+      };
+      put("$I", w.name);
+      put("$X", w.glsl);
+      put("$HI", std::string(w.hi) + (d ? "lf" : ""));
+      put("$LO", std::string(w.lo) + (d ? "lf" : ""));
+      put("$T", d ? "double" : "float");
+      put("$S", d ? "f64" : "f32");
+      put("$F", d ? "d" : "f");
+      out += t;
+    }
+  }
+  return out;
+}
+
+// Every value of the type is an f32 value (f16, bf16, f32, integers of at most 16 bits).
+bool f32_exact(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16 || type_info(t).bits <= 16; }
+std::string to_f32(const Capabilities& caps, DType t, const std::string& x) { return gen::convert(caps, t, DType::F32, x); }
+
+// The integer type's values are not all exact in the float compute type.
+bool wide_int(const Capabilities& caps, DType t) {
+  if (is_float(t)) return false;
+  const uint32_t significand = caps.float64 ? 53 : 24;
+  return type_info(t).bits - (is_signed(t) ? 1u : 0u) > significand;
+}
+const char* wide_name(DType t) {
+  switch (t) {
+    case DType::S32: return "s32";
+    case DType::U32: return "u32";
+    case DType::S64: return "s64";
+    case DType::U64: return "u64";
+    default: fail(ErrorKind::Internal, "wide_name: not a wide integer type");
+  }
+}
+
 }  // namespace
 
 std::string helpers(const Capabilities& caps) {
   std::string h = std::string(kTruncHelpers) + (caps.float64 ? kTruncHelpersF64 : "");
   h += instantiate("float", "4097.0", "1.0e30", "1.0e-30", "f32");
   if (caps.float64) h += instantiate("double", "134217729.0lf", "1.0e290lf", "1.0e-290lf", "f64");
-  return h;
+  if (!caps.float64) h += kWideIntHelpers;
+  if (!caps.float64 && caps.int64) h += kWideInt64Helpers;
+  return h + int_float_compare_helpers(caps);
 }
 
 DType float_compute_dtype(const Capabilities& caps) { return caps.float64 ? DType::F64 : DType::F32; }
@@ -174,6 +312,23 @@ std::string nonzero(DType t, const std::string& x) {
 
 std::string compare(const Capabilities& caps, BinaryOp op, DType ta, const std::string& a, DType tb,
                     const std::string& b) {
+  if (wide_int(caps, ta) != wide_int(caps, tb) && (is_float(ta) || is_float(tb))) {
+    // c = the integer operand compared with the float one; from a's side when a is the integer.
+    const bool a_int = wide_int(caps, ta);
+    const DType ti = a_int ? ta : tb, tf = a_int ? tb : ta;
+    const std::string c = "nx_cmp_" + std::string(wide_name(ti)) + "_" + fsuffix(caps) + "(" +
+                          (a_int ? a : b) + ", " + to_compute(caps, tf, a_int ? b : a) + ")";
+    const std::string lt = a_int ? "-1" : "1", gt = a_int ? "1" : "-1";
+    switch (op) {
+      case BinaryOp::equal: return "(" + c + " == 0)";
+      case BinaryOp::not_equal: return "(" + c + " != 0)";
+      case BinaryOp::greater: return "(" + c + " == " + gt + ")";
+      case BinaryOp::less: return "(" + c + " == " + lt + ")";
+      case BinaryOp::greater_equal: return "(" + c + " == 0 || " + c + " == " + gt + ")";
+      case BinaryOp::less_equal: return "(" + c + " == 0 || " + c + " == " + lt + ")";
+      default: break;
+    }
+  }
   if (is_float(ta) || is_float(tb)) {
     const std::string fa = to_compute(caps, ta, a), fb = to_compute(caps, tb, b);
     switch (op) {
@@ -212,6 +367,54 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
     case BinaryOp::logical_or: return {"uint v = (" + nonzero(ta, "a") + " || " + nonzero(tb, "b") + ") ? 1u : 0u;", "uint"};
     case BinaryOp::logical_xor: return {"uint v = (" + nonzero(ta, "a") + " != " + nonzero(tb, "b") + ") ? 1u : 0u;", "uint"};
     default: break;
+  }
+  const bool wide_arith = !caps.float64 && (wide_int(caps, ta) || wide_int(caps, tb)) &&
+                          (op == BinaryOp::add || op == BinaryOp::subtract || op == BinaryOp::multiply ||
+                           op == BinaryOp::divide);
+  if (caps.float64 && out == DType::F32 && f32_exact(ta) && f32_exact(tb) &&
+      (op == BinaryOp::add || op == BinaryOp::subtract || op == BinaryOp::multiply || op == BinaryOp::max ||
+       op == BinaryOp::min)) {
+    // Both operands are exact f32 values: f32 add/sub/mul are correctly rounded (Vulkan), and
+    // rounding through f64 first would give the same bits (53 >= 2*24 + 2), so compute in f32.
+    // Devices may flush f32 subnormals: a zero or subnormal operand or result goes through f64.
+    const std::string fa = to_f32(caps, ta, "a"), fb = to_f32(caps, tb, "b");
+    std::string e;
+    switch (op) {
+      case BinaryOp::add: e = "fa + fb"; break;
+      case BinaryOp::subtract: e = "fa - fb"; break;
+      case BinaryOp::multiply: e = "fa * fb"; break;
+      case BinaryOp::max: e = "(isnan(fa) || isnan(fb)) ? fa + fb : ((fa < fb) ? fb : fa)"; break;
+      default: e = "(isnan(fa) || isnan(fb)) ? fa + fb : ((fb < fa) ? fb : fa)"; break;
+    }
+    std::string slow = e;
+    for (auto [from, to] : {std::pair<std::string, std::string>{"fa", "da"}, {"fb", "db"}})
+      for (size_t p; (p = slow.find(from)) != std::string::npos;) slow.replace(p, 2, to);
+    return {"float fa = " + fa + "; float fb = " + fb + ";\n      precise float v = " + e + ";\n      " +
+                "if ((floatBitsToUint(fa) & 0x7f800000u) == 0u || (floatBitsToUint(fb) & 0x7f800000u) == 0u || "
+                "(floatBitsToUint(v) & 0x7f800000u) == 0u) {\n"
+                "        double da = nx_f32_to_f64(fa); double db = nx_f32_to_f64(fb);\n"
+                "        precise double dv = " + slow + ";\n        v = nx_double_to_float(dv);\n      }",
+            "float"};
+  }
+  if (is_float(out) && wide_arith) {
+    // f32 compute with an integer operand beyond 2^24: hi + lo operands (kWideIntHelpers).
+    auto operand = [&](DType t, const std::string& x, const std::string& n) {
+      if (!wide_int(caps, t)) return std::string("float ") + n + "h = " + to_compute(caps, t, x) + "; float " + n + "l = 0.0;\n      ";
+      return std::string("float ") + n + "l; float " + n + "h = nx_wide_" + wide_name(t) + "(" + x + ", " + n + "l);\n      ";
+    };
+    std::string pre = operand(ta, "a", "a") + operand(tb, "b", "b");
+    std::string e;
+    switch (op) {
+      case BinaryOp::add: case BinaryOp::subtract: {
+        const std::string sg = op == BinaryOp::add ? "" : "-";
+        pre += "float se; float s0 = nx_wide_two_sum(ah, " + sg + "bh, se);\n      ";
+        e = std::string("isinf(s0) || isnan(s0) ? s0 : s0 + (se + (al ") + (sg.empty() ? "+" : "-") + " bl))";
+        break;
+      }
+      case BinaryOp::multiply: e = "nx_wide_mul(ah, al, bh, bl)"; break;
+      default: e = "nx_wide_div(ah, al, bh, bl)"; break;
+    }
+    return {pre + "precise float v = " + e + ";", "float"};
   }
   if (is_float(out)) {
     const std::string pre = ft + " fa = " + to_compute(caps, ta, "a") + "; " + ft + " fb = " + to_compute(caps, tb, "b") + ";\n      ";
@@ -309,6 +512,8 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
   const std::string ht = gen::value_type(t);
   if (is_float_op(op)) {
     if (!is_float(out)) bad(name, std::string("the output type must be a float type, got ") + type_name(out));
+    if (caps.float64 && out == DType::F32 && (op == UnaryOp::exp || op == UnaryOp::sigmoid))
+      return {"double fx = " + to_compute(caps, t, "a") + "; float v = nx_" + name + "_to_f32(fx);", "float"};
     const std::string fn = std::string("nx_") + name + (caps.float64 ? "" : "_f32");
     return {ft + " fx = " + to_compute(caps, t, "a") + "; " + ft + " v = " + fn + "(fx);", ft};
   }

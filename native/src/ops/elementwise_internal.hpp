@@ -13,8 +13,12 @@ namespace nxvk::elementwise {
 // collapsed on the host: the same index (same shape, contiguous), element 0 (a scalar or a fully
 // broadcast operand), a rank-2 walk (one division by a uniform), or the general strided walk.
 struct Access {
+  enum class Kind { same, scalar, rank2, strided };
+  Kind kind = Kind::same;
   std::string functions;  // GLSL index functions this operand needs
   std::string index;      // GLSL uint expression of `i`
+  uint32_t param_offset = 0;  // rank2: params p[o] = inner dim, p[o+1], p[o+2] = the two strides
+  int64_t inner = 0, outer_stride = 0, inner_stride = 0;  // rank2: the same, known on the host
 };
 
 // Plans the reads of `operands` (shapes broadcast-compatible with `out_shape`, Nx's right-aligned

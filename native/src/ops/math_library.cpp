@@ -6,6 +6,7 @@ namespace {
 #include "ops/math_coeffs.inc"
 #include "ops/math_primitives.inc"
 #include "ops/math_template.inc"
+#include "ops/math_fast_f32.inc"
 
 std::string instantiate(const std::string& tmpl, const std::string& type, const std::string& suffix) {
   std::string out;
@@ -28,7 +29,8 @@ std::string math_library_glsl(const Capabilities& caps) {
   // path needs the Float64 capability, so it is emitted only where the device has it.
   static const std::string f32 = std::string(kPrimF32) + kMathCoeffsF32 + kTwoOverPi + kPayneHanek +
                                  instantiate(kMathTemplate, "float", "_f32");
-  static const std::string f64 = std::string(kPrimF64) + kMathCoeffsF64 + instantiate(kMathTemplate, "double", "");
+  static const std::string f64 =
+      std::string(kPrimF64) + kMathCoeffsF64 + instantiate(kMathTemplate, "double", "") + kMathFastF32;
   return caps.float64 ? f32 + f64 : f32;
 }
 

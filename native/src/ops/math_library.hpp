@@ -6,6 +6,9 @@
 //   double nx_NAME(double x)     (only where caps.float64)  f64 path, also used for f32/f16/bf16
 //                                tensors on f64 devices (rounded once by nx_double_to_float)
 //   float  nx_NAME_f32(float x)  f32-only path for devices without f64
+//   float  nx_NAME_to_f32(double x)  for NAME in {exp sigmoid} (only where caps.float64): the
+//                                f32 result of nx_NAME, by a fast path where that is unambiguous
+//                                (math_fast_f32.inc)
 // Special values follow C99 Annex F (as Nx.BinaryBackend, which calls the C library through
 // Erlang). docs/CAPABILITIES.md states the measured accuracy of each function.
 #pragma once
