@@ -64,7 +64,11 @@ defmodule Nx.Vulkan.Native do
 
     # A failed load leaves the stubs below in place, and they raise with the reason: the module
     # still loads, so the error surfaces at first use with a message instead of as a missing module.
-    case :erlang.load_nif(path, 0) do
+    # `config :nx_vulkan, validation: true` turns the Vulkan validation layer on (as
+    # NX_VULKAN_VALIDATION=1 does); the test configuration sets it.
+    validation = if Application.get_env(:nx_vulkan, :validation, false), do: 1, else: 0
+
+    case :erlang.load_nif(path, validation) do
       :ok -> :ok
       {:error, {:reload, _}} -> :ok
       {:error, reason} -> :persistent_term.put({__MODULE__, :load_error}, {path, reason})

@@ -16,7 +16,11 @@ void tensor_destructor(ErlNifEnv*, void* obj) {
   static_cast<TensorResource*>(obj)->~TensorResource();
 }
 
-int load(ErlNifEnv* env, void**, ERL_NIF_TERM) {
+// load_info 1: `config :nx_vulkan, validation: true` (the Vulkan instance is created later, at
+// first use, so the request is in time).
+int load(ErlNifEnv* env, void**, ERL_NIF_TERM info) {
+  int validation = 0;
+  if (enif_get_int(env, info, &validation) && validation == 1) nxvk::request_validation_layer();
   tensor_resource_type = enif_open_resource_type(env, nullptr, "nx_vulkan_tensor", tensor_destructor,
                                                  ERL_NIF_RT_CREATE, nullptr);
   return tensor_resource_type ? 0 : 1;

@@ -266,7 +266,8 @@ defmodule Nx.Vulkan.BackendTest do
       # Other processes are not affected while this one is strict.
       Fallback.strict(fn ->
         task = Task.async(fn -> Nx.dot(a, a) |> Nx.to_flat_list() end)
-        assert Task.await(task) == [2.0, 3.0, 6.0, 11.0]
+        # (a generous timeout: the first use compiles kernels, slow on a loaded 2-core machine)
+        assert Task.await(task, 120_000) == [2.0, 3.0, 6.0, 11.0]
       end)
 
       assert Fallback.strict(:allow, fn -> Nx.dot(a, a) end) |> Nx.to_flat_list() == [

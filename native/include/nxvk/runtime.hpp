@@ -29,7 +29,10 @@ uint32_t default_device_index();
 uint32_t select_device(const std::string& selector);
 
 // Validation-layer messages (warnings and errors) seen since start; tests fail on any.
-// The layer is enabled when NX_VULKAN_VALIDATION=1 at instance creation.
+// The layer is enabled when NX_VULKAN_VALIDATION=1 at instance creation, or when
+// request_validation_layer() was called before it (the NIF does for `config :nx_vulkan,
+// validation: true`). Returns false when the instance exists already (then it has no effect).
+bool request_validation_layer();
 struct ValidationReport {
   bool enabled = false;
   uint64_t messages = 0;

@@ -181,9 +181,15 @@ std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vec
   s += "void main() {\n  uint quads = pc.n / 4u;\n";
   s += "  for (uint q = gl_GlobalInvocationID.x; q < quads; q += grid_stride()) {\n";
   s += "    " + per_quad + "\n    uvec4 outv = uvec4(0u);\n";
-  s += std::string("    ") + (unroll ? "[[unroll]] " : "[[dont_unroll]] ") + "for (uint e = 0u; e < 4u; ++e) {\n";
-  s += "      uint i = q * 4u + e;\n      " + per_lane + "\n      " + body.statements + "\n";
-  s += "      outv = nx_set_lane(outv, e, " + store + ");\n      " + step + "\n    }\n";
+  const std::string lane = "      uint i = q * 4u + e;\n      " + per_lane + "\n      " + body.statements + "\n" +
+                           "      outv = nx_set_lane(outv, e, " + store + ");\n      " + step + "\n    }\n";
+  if (unroll) {
+    // Four copies written out, not [[unroll]]: SPIRV-Tools' loop unroller (Debian 12's) drops
+    // the NoContraction decorations of the copies, and the exact float code needs them.
+    for (int e = 0; e < 4; ++e) s += "    {\n      const uint e = " + std::to_string(e) + "u;\n" + lane;
+  } else {
+    s += "    [[dont_unroll]] for (uint e = 0u; e < 4u; ++e) {\n" + lane;
+  }
   s += "    dst4.w[q] = outv;\n  }\n";
   s += "  uint i = quads * 4u + gl_GlobalInvocationID.x;\n";
   s += "  if (i < pc.n) {\n    " + tail + "\n    " + body.statements + "\n    dst.w[i] = " + store + ";\n  }\n}\n";
@@ -228,7 +234,7 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
   const uint32_t n = static_cast<uint32_t>(n64);
   uint64_t invocations = gen::elementwise_invocations(out_type, n);
   if (word_type(out_type)) {
-    src += vector_main(inputs, access, out_type, body, !math);
+    src += vector_main(inputs, access, out_type, body, !body.large);
     invocations = std::max<uint64_t>(n / 4, n % 4);
   } else {
     src += gen::elementwise_main(out_type, "dst", index_decls + loads + "\n      " + body.statements, body.v_type);

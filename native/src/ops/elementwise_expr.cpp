@@ -432,7 +432,7 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
       case BinaryOp::min: e = "(isnan(fa) || isnan(fb)) ? fa + fb : ((fb < fa) ? fb : fa)"; break;
       default: bad(name, std::string("integer-only op given float output type ") + type_name(out));
     }
-    return {pre + "precise " + ft + " v = " + e + ";", ft};
+    return {pre + "precise " + ft + " v = " + e + ";", ft, op == BinaryOp::pow || op == BinaryOp::atan2};
   }
   if (any_float)
     bad(name, std::string("output type ") + type_name(out) + " is an integer type but an operand is a float (" +
@@ -515,7 +515,7 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
     if (caps.float64 && out == DType::F32 && (op == UnaryOp::exp || op == UnaryOp::sigmoid))
       return {"double fx = " + to_compute(caps, t, "a") + "; float v = nx_" + name + "_to_f32(fx);", "float"};
     const std::string fn = std::string("nx_") + name + (caps.float64 ? "" : "_f32");
-    return {ft + " fx = " + to_compute(caps, t, "a") + "; " + ft + " v = " + fn + "(fx);", ft};
+    return {ft + " fx = " + to_compute(caps, t, "a") + "; " + ft + " v = " + fn + "(fx);", ft, true};
   }
   switch (op) {
     case UnaryOp::is_nan:

@@ -1,5 +1,6 @@
 // The Vulkan instance: portability enumeration, optional validation, device discovery and choice.
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 
@@ -10,6 +11,8 @@ namespace nxvk {
 namespace {
 
 constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+std::atomic<bool> validation_requested{false};  // request_validation_layer()
+std::atomic<bool> instance_created{false};
 constexpr const char* kInstallHint =
     "install a Vulkan driver: on Debian, mesa-vulkan-drivers for the CPU device (lavapipe), "
     "or your GPU vendor's Vulkan driver";
@@ -65,6 +68,7 @@ Instance& Instance::get() {
 }
 
 Instance::Instance() {
+  instance_created = true;
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "nx_vulkan";
   app.pEngineName = "nxvk";
@@ -79,7 +83,7 @@ Instance::Instance() {
   }
   VkDebugUtilsMessengerCreateInfoEXT messenger_info{
       VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
-  if (env::flag("NX_VULKAN_VALIDATION")) {
+  if (env::flag("NX_VULKAN_VALIDATION") || validation_requested.load()) {
     if (!has_layer(kValidationLayer))
       fail(ErrorKind::Unsupported,
            "vulkan instance: NX_VULKAN_VALIDATION=1 but VK_LAYER_KHRONOS_validation is not "
@@ -224,5 +228,10 @@ uint32_t default_device_index() {
 }
 
 ValidationReport validation_report() { return Instance::get().validation(); }
+
+bool request_validation_layer() {
+  validation_requested = true;
+  return !instance_created.load();
+}
 
 }  // namespace nxvk
