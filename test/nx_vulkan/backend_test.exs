@@ -138,7 +138,7 @@ defmodule Nx.Vulkan.BackendTest do
 
       # A tensor dropped by its process is freed by garbage collection.
       task = Task.async(fn -> Nx.from_binary(bin, :f32) |> Nx.to_binary(limit: 1) end)
-      Task.await(task)
+      Task.await(task, 120_000)
       :erlang.garbage_collect()
       wait_until(fn -> Nx.Vulkan.memory_stats(device).bytes_in_use < before + byte_size(bin) end)
     end

@@ -13,7 +13,7 @@ defmodule Nx.Vulkan.StrictGlobalTest do
     assert Nx.Vulkan.strict?()
     assert_raise Nx.Vulkan.HostFallbackError, ~r/^dot: /, fn -> Nx.dot(a, a) end
     task = Task.async(fn -> catch_error(Nx.dot(a, a)) end)
-    assert %Nx.Vulkan.HostFallbackError{op: :dot} = Task.await(task)
+    assert %Nx.Vulkan.HostFallbackError{op: :dot} = Task.await(task, 120_000)
 
     # A per-process scope still overrides the global setting.
     assert Nx.Vulkan.Fallback.strict(:allow, fn -> Nx.dot(a, a) end) |> Nx.to_flat_list() ==
