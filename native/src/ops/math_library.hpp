@@ -7,7 +7,9 @@
 //                                tensors on f64 devices (rounded once by nx_double_to_float)
 //   float  nx_NAME_f32(float x)  f32-only path for devices without f64
 // Special values follow C99 Annex F (as Nx.BinaryBackend, which calls the C library through
-// Erlang). docs/CAPABILITIES.md states the measured accuracy of each function.
+// Erlang). The f64 path of sigmoid, rsqrt, acosh, atanh, sinh and erfc gives glibc 2.36's bits
+// (Nx.BinaryBackend's results, math_glibc.inc) rather than the most accurate ones.
+// docs/CAPABILITIES.md states the measured accuracy of each function.
 #pragma once
 
 #include <string>
