@@ -1,6 +1,7 @@
 // nxvk_ulp: measures the GLSL math library (src/ops/math_library.cpp) on a device against long
 // double libm, for every function and path, and prints a markdown table.
-//   nxvk_ulp [--n N] [--fn NAME[,NAME...]] [--device SELECTOR] [--seed S]
+//   nxvk_ulp [--n N] [--fn NAME[,NAME...]] [--device SELECTOR] [--seed S] [--diffs]
+// --diffs prints (to stderr) the first inputs whose f64 results differ from libm's.
 // Columns: max ulp error, and how many results differ in bits from "C library in f64, then
 // round" (what Nx.BinaryBackend computes), over N inputs per function and path.
 #include <cmath>
@@ -20,14 +21,16 @@ int main(int argc, char** argv) {
   size_t n = 1000000;
   uint64_t seed = 1;
   std::string only, selector;
+  bool diffs = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--n" && i + 1 < argc) n = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--fn" && i + 1 < argc) only = argv[++i];
     else if (a == "--device" && i + 1 < argc) selector = argv[++i];
     else if (a == "--seed" && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--diffs") diffs = true;
     else {
-      std::fprintf(stderr, "usage: nxvk_ulp [--n N] [--fn NAME,...] [--device SELECTOR] [--seed S]\n");
+      std::fprintf(stderr, "usage: nxvk_ulp [--n N] [--fn NAME,...] [--device SELECTOR] [--seed S] [--diffs]\n");
       return 2;
     }
   }
@@ -58,6 +61,9 @@ int main(int argc, char** argv) {
       n64 = std::to_string(s.not_libm_identical);
       worst_special += s.special_mismatch > 0;
       if (s.max_ulp > 1) std::fprintf(stderr, "%s f64 worst at x=%.17g y=%.17g\n", fn.name, s.worst_xd, s.worst_yd);
+      if (diffs)
+        for (const auto& d : s.first_diffs)
+          std::fprintf(stderr, "%s f64 differs from libm at x=%a y=%a: %a, libm %a\n", fn.name, d.x, d.y, d.got, d.lib);
     }
     auto x = inputs_f32(fn, n, seed), y = inputs_f32(fn, n, seed, true);
     if (f64) {

@@ -6,6 +6,7 @@ namespace {
 #include "ops/math_coeffs.inc"
 #include "ops/math_primitives.inc"
 #include "ops/math_template.inc"
+#include "ops/math_glibc.inc"
 #include "ops/math_fast_f32.inc"
 
 std::string instantiate(const std::string& tmpl, const std::string& type, const std::string& suffix) {
@@ -26,11 +27,15 @@ std::string instantiate(const std::string& tmpl, const std::string& type, const 
 
 std::string math_library_glsl(const Capabilities& caps) {
   // The f32 path is always present (f16/bf16/f32 kernels on devices without f64 call it); the f64
-  // path needs the Float64 capability, so it is emitted only where the device has it.
+  // path needs the Float64 capability, so it is emitted only where the device has it. The f64
+  // path's sigmoid, rsqrt, acosh, atanh, sinh and erfc reproduce glibc's bits (math_glibc.inc,
+  // what Nx.BinaryBackend computes); the f32-only path keeps the accurate versions.
   static const std::string f32 = std::string(kPrimF32) + kMathCoeffsF32 + kTwoOverPi + kPayneHanek +
-                                 instantiate(kMathTemplate, "float", "_f32");
-  static const std::string f64 =
-      std::string(kPrimF64) + kMathCoeffsF64 + instantiate(kMathTemplate, "double", "") + kMathFastF32;
+                                 instantiate(kMathTemplate, "float", "_f32") +
+                                 instantiate(kMathTemplateF32Only, "float", "_f32");
+  // The fast f32 paths (math_fast_f32.inc) call nx_exp and nx_sigmoid: after both.
+  static const std::string f64 = std::string(kPrimF64) + kMathCoeffsF64 + instantiate(kMathTemplate, "double", "") +
+                                 kMathGlibcF64 + kMathFastF32;
   return caps.float64 ? f32 + f64 : f32;
 }
 

@@ -10,7 +10,9 @@
 //                                f32 result of nx_NAME, by a fast path where that is unambiguous
 //                                (math_fast_f32.inc)
 // Special values follow C99 Annex F (as Nx.BinaryBackend, which calls the C library through
-// Erlang). docs/CAPABILITIES.md states the measured accuracy of each function.
+// Erlang). The f64 path of sigmoid, rsqrt, acosh, atanh, sinh and erfc gives glibc 2.36's bits
+// (Nx.BinaryBackend's results, math_glibc.inc) rather than the most accurate ones.
+// docs/CAPABILITIES.md states the measured accuracy of each function.
 #pragma once
 
 #include <string>

@@ -282,7 +282,10 @@ Stats measure_f64(Device& dev, const MathFn& fn, const std::vector<double>& x, c
     }
     const double lib = fn.ref_f64(x[i], yi);
     const bool same = (std::isnan(lib) && std::isnan(got[i])) || to_bits<uint64_t>(lib) == to_bits<uint64_t>(got[i]);
-    if (!same) ++s.not_libm_identical;
+    if (!same) {
+      ++s.not_libm_identical;
+      if (s.first_diffs.size() < 8) s.first_diffs.push_back({x[i], yi, got[i], lib});
+    }
     ++s.count;
   }
   return s;

@@ -51,6 +51,9 @@ struct Stats {
   uint64_t count = 0;
   uint64_t not_libm_identical = 0;  // results whose bits differ from "f64 libm then round"
   uint64_t special_mismatch = 0;    // NaN / inf / zero-sign disagreements
+  // The first few inputs whose bits differ from libm (f64 path: x, y, ours, libm's).
+  struct Diff { double x, y, got, lib; };
+  std::vector<Diff> first_diffs;
 };
 Stats measure_f32(Device& dev, const MathFn& fn, Path path, const std::vector<float>& x,
                   const std::vector<float>& y);
