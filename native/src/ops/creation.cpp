@@ -1,6 +1,7 @@
 // constant, iota, eye. A constant is converted on the host by the same rules as as_type (see
 // cast.cpp) and written with vkCmdFillBuffer; iota and eye are generated kernels whose counters
 // go through gen::convert, so large iotas round as Nx.BinaryBackend rounds integers to floats.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -17,6 +18,21 @@ uint32_t f32_bits(float f) { uint32_t b; std::memcpy(&b, &f, 4); return b; }
 float int_to_f32(bool neg, uint64_t mag) {
   float f = mag >= (uint64_t(1) << 59) ? static_cast<float>(static_cast<double>(mag)) : static_cast<float>(mag);
   return neg ? -f : f;
+}
+
+// Nx.Floating.dump_f8_e4m3fn, as written there (floor of libm's log2, round half away from zero,
+// the caps at 7 and 6); the kernels' nx_double_to_f8e4m3fn reproduces it (codegen.cpp).
+uint64_t dump_f8e4m3fn(double x) {
+  if (std::isnan(x)) return 0x7f;
+  const uint64_t sign = std::signbit(x) ? 0x80 : 0;
+  const double a = std::fmin(std::fabs(x), 448.0);
+  if (a == 0) return sign;
+  const int e = static_cast<int>(std::floor(std::log2(a)));
+  if (e + 7 <= 0) return sign | std::min<uint64_t>(7, static_cast<uint64_t>(std::round(a * 512)));
+  const double m = std::round((a / std::ldexp(1.0, e) - 1.0) * 8);
+  uint64_t mant = static_cast<uint64_t>(std::max(0.0, std::min(7.0, m)));
+  if (e + 7 == 15 && mant >= 7) mant = 6;
+  return sign | (static_cast<uint64_t>(e + 7) << 3) | mant;
 }
 
 uint64_t bits_of(DType type, const Scalar& value) {
@@ -61,12 +77,15 @@ uint64_t bits_of(DType type, const Scalar& value) {
       float f = is_int_value ? int_to_f32(neg, mag) : static_cast<float>(d);
       return std::isnan(f) ? 0x7fc0u : f32_bits(f) >> 16;
     }
-    case DType::F16: {
+    case DType::F16:
+    case DType::F8: {  // f8: the upper byte of the f16 (Nx.Floating.dump_f8)
       _Float16 h = is_int_value ? static_cast<_Float16>(int_to_f32(neg, mag)) : static_cast<_Float16>(d);
       uint16_t b;
       std::memcpy(&b, &h, 2);
-      return std::isnan(d) && !is_int_value ? 0x7e00u : b;
+      if (std::isnan(d) && !is_int_value) b = 0x7e00u;
+      return type == DType::F8 ? b >> 8 : b;
     }
+    case DType::F8E4M3FN: return dump_f8e4m3fn(is_int_value ? int_to_f32(neg, mag) : d);
     default: fail(ErrorKind::Unsupported, "constant: complex types are not supported yet");
   }
 }
@@ -101,10 +120,18 @@ Tensor constant(Device& device, DType type, const Shape& shape, const Scalar& va
   const uint64_t bits = bits_of(type, value);
   const uint64_t bytes = (out.bytes() + 3) / 4 * 4;
   if (bytes == 0) return out;
-  switch (type_bytes(type)) {
-    case 1: device.fill(*out.buffer, 0, bytes, static_cast<uint32_t>(bits) * 0x01010101u); break;
-    case 2: device.fill(*out.buffer, 0, bytes, static_cast<uint32_t>(bits) * 0x00010001u); break;
-    case 4: device.fill(*out.buffer, 0, bytes, static_cast<uint32_t>(bits)); break;
+  const uint32_t ebits = type_info(type).bits;
+  switch (ebits) {
+    case 2:
+    case 4:
+    case 8:
+    case 16:
+    case 32: {
+      uint32_t word = 0;  // the element repeated across the word
+      for (uint32_t k = 0; k < 32; k += ebits) word |= static_cast<uint32_t>(bits) << k;
+      device.fill(*out.buffer, 0, bytes, word);
+      break;
+    }
     default: {
       const uint32_t lo = static_cast<uint32_t>(bits), hi = static_cast<uint32_t>(bits >> 32);
       if (lo == hi) {
