@@ -14,7 +14,8 @@ namespace {
 class NarrowTypes : public DeviceTest {};
 
 const std::vector<DType>& new_types() {
-  static const std::vector<DType> t = {DType::F8, DType::F8E4M3FN, DType::U2, DType::U4, DType::S2, DType::S4};
+  static const std::vector<DType> t = {DType::F8, DType::F8E4M3FN, DType::U2,
+                                       DType::U4, DType::S2,       DType::S4};
   return t;
 }
 
@@ -67,15 +68,17 @@ TEST_F(NarrowTypes, BinaryRoundTripsOfOddLengths) {
       // A prefix of elements: whole bytes, padding bits zero.
       const int64_t k = n / 2 + 1;
       ref::Bytes prefix(in.begin(), in.begin() + static_cast<long>(storage_bytes(t, k)));
-      if (const size_t used = k * type_info(t).bits % 8) prefix.back() &= std::byte(0xff << (8 - used));
+      if (const size_t used = k * type_info(t).bits % 8)
+        prefix.back() &= std::byte(0xff << (8 - used));
       ASSERT_EQ(to_binary(x, k), prefix) << type_name(t) << " n " << n << " limit " << k;
     }
-  EXPECT_NXVK_ERROR(from_binary(device(), DType::U4, {3}, bytes_of({1})), ErrorKind::InvalidArgument, "from_binary",
-                    "1 bytes", "u4{3}");
+  EXPECT_NXVK_ERROR(from_binary(device(), DType::U4, {3}, bytes_of({1})),
+                    ErrorKind::InvalidArgument, "from_binary", "1 bytes", "u4{3}");
 }
 
 TEST_F(NarrowTypes, NxBitOrder) {
-  // Nx.tensor([1, 2, 3], type: :u4) |> Nx.to_binary() == <<0x12, 0x3::4>>; s2 [1, -1, -2] == 0b01_11_10
+  // Nx.tensor([1, 2, 3], type: :u4) |> Nx.to_binary() == <<0x12, 0x3::4>>; s2 [1, -1, -2] ==
+  // 0b01_11_10
   Tensor u4 = iota(device(), DType::U4, {3}, std::nullopt);
   Tensor one = constant(device(), DType::U4, {}, Scalar::of_signed(1));
   EXPECT_EQ(to_binary(binary(BinaryOp::add, u4, one, DType::U4, {3})), bytes_of({0x12, 0x30}));
@@ -88,7 +91,9 @@ TEST_F(NarrowTypes, EveryF8PatternToEveryType) {
     Tensor x = from_binary(device(), from, {256}, all_bytes());
     for (DType to : every_real_type()) {
       if (!type_supported(device().caps(), to)) continue;
-      ASSERT_EQ(compare_bytes(to, to_binary(as_type(x, to)), ref::as_type(from, all_bytes(), to, 256)), "")
+      ASSERT_EQ(
+          compare_bytes(to, to_binary(as_type(x, to)), ref::as_type(from, all_bytes(), to, 256)),
+          "")
           << type_name(from) << " -> " << type_name(to);
     }
   }
@@ -97,9 +102,11 @@ TEST_F(NarrowTypes, EveryF8PatternToEveryType) {
 // f64 and f32 values with the f8 formats' edges: ties, overflow, subnormals, the capped
 // mantissas and values a few ulps below powers of two (Nx's floor(log2(x))).
 std::vector<double> edge_values() {
-  std::vector<double> v = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0, -1.0, 448.0, 449.0, 464.0, 480.0, 1e10, -1e10,
-                           57344.0, 61440.0, 65504.0, 65520.0, 0x1p-6, 0x1p-9, 0x1p-10, 0x1.8p-10, 0x1p-16, 0x1p-17,
-                           0x1.4p-15, 0x1.8p-15, 1.96, -1.96, 1.9375, 1.875, 0x1.ffp0, 3.5e-5, 1e-300, 5e-324};
+  std::vector<double> v = {0.0,     -0.0,     INFINITY,  -INFINITY, NAN,    1.0,     -1.0,
+                           448.0,   449.0,    464.0,     480.0,     1e10,   -1e10,   57344.0,
+                           61440.0, 65504.0,  65520.0,   0x1p-6,    0x1p-9, 0x1p-10, 0x1.8p-10,
+                           0x1p-16, 0x1p-17,  0x1.4p-15, 0x1.8p-15, 1.96,   -1.96,   1.9375,
+                           1.875,   0x1.ffp0, 3.5e-5,    1e-300,    5e-324};
   for (int k = -8; k <= 10; ++k)
     for (int ulps = 0; ulps <= 4; ++ulps) {
       const double p = std::ldexp(1.0, k);
@@ -110,9 +117,11 @@ std::vector<double> edge_values() {
       v.push_back(std::nextafter(p, INFINITY));
     }
   for (int i = 0; i < 256; ++i) {  // halfway points between neighbouring f8 values, and near them
-    const double a = ref::load_f8e4m3fn(i), b = ref::load_f8e4m3fn(i + 1), c = ref::load_f8(i), d = ref::load_f8(i + 1);
+    const double a = ref::load_f8e4m3fn(i), b = ref::load_f8e4m3fn(i + 1), c = ref::load_f8(i),
+                 d = ref::load_f8(i + 1);
     for (double m : {(a + b) / 2, (c + d) / 2})
-      if (std::isfinite(m)) v.insert(v.end(), {m, std::nextafter(m, 0.0), std::nextafter(m, INFINITY)});
+      if (std::isfinite(m))
+        v.insert(v.end(), {m, std::nextafter(m, 0.0), std::nextafter(m, INFINITY)});
   }
   return v;
 }
@@ -121,13 +130,17 @@ TEST_F(NarrowTypes, EdgeValuesToF8MatchReference) {
   const std::vector<double> v = edge_values();
   std::vector<float> f(v.begin(), v.end());
   for (DType to : {DType::F8, DType::F8E4M3FN}) {
-    Tensor x64 = from_binary(device(), DType::F64, {static_cast<int64_t>(v.size())}, std::as_bytes(std::span(v)));
-    Tensor x32 = from_binary(device(), DType::F32, {static_cast<int64_t>(f.size())}, std::as_bytes(std::span(f)));
+    Tensor x64 = from_binary(device(), DType::F64, {static_cast<int64_t>(v.size())},
+                             std::as_bytes(std::span(v)));
+    Tensor x32 = from_binary(device(), DType::F32, {static_cast<int64_t>(f.size())},
+                             std::as_bytes(std::span(f)));
     ref::Bytes b64(v.size() * 8), b32(f.size() * 4);
     std::memcpy(b64.data(), v.data(), b64.size());
     std::memcpy(b32.data(), f.data(), b32.size());
-    EXPECT_EQ(compare_bytes(to, to_binary(as_type(x64, to)), ref::as_type(DType::F64, b64, to)), "") << "f64 -> " << type_name(to);
-    EXPECT_EQ(compare_bytes(to, to_binary(as_type(x32, to)), ref::as_type(DType::F32, b32, to)), "") << "f32 -> " << type_name(to);
+    EXPECT_EQ(compare_bytes(to, to_binary(as_type(x64, to)), ref::as_type(DType::F64, b64, to)), "")
+        << "f64 -> " << type_name(to);
+    EXPECT_EQ(compare_bytes(to, to_binary(as_type(x32, to)), ref::as_type(DType::F32, b32, to)), "")
+        << "f32 -> " << type_name(to);
     // Computed results are rounded the same way (an add of zero computes in double and stores).
     Tensor zero = constant(device(), DType::F64, {}, Scalar::of_float(0.0));
     Tensor y = binary(BinaryOp::add, x64, zero, to, x64.shape);
@@ -143,12 +156,15 @@ TEST_F(NarrowTypes, KnownNxBinaryBackendValues) {
   // -0.0 -> f8_e4m3fn: Nx.Floating.dump_f8_e4m3fn has a clause writing 0x80 for it, which Erlang
   // before OTP 27 never reaches (its 0.0 pattern matches -0.0 first, so OTP 25 writes 0x00). We
   // keep the sign, as the clause and every other negative value that rounds to zero do.
-  std::vector<double> v = {1.0, -2.5, 448.0, 500.0, 1.96, 0.1, 3.0e-5, 1.0e-6, 65519.0, 70000.0, -0.0, INFINITY, NAN};
-  Tensor x = from_binary(device(), DType::F64, {static_cast<int64_t>(v.size())}, std::as_bytes(std::span(v)));
-  EXPECT_EQ(to_binary(as_type(x, DType::F8)),
-            bytes_of({0x3c, 0xc1, 0x5f, 0x5f, 0x3f, 0x2e, 0x01, 0x00, 0x7b, 0x7c, 0x80, 0x7c, 0x7e}));
-  EXPECT_EQ(to_binary(as_type(x, DType::F8E4M3FN)),
-            bytes_of({0x38, 0xc2, 0x7e, 0x7e, 0x3f, 0x1d, 0x00, 0x00, 0x7e, 0x7e, 0x80, 0x7e, 0x7f}));
+  std::vector<double> v = {1.0,    -2.5,    448.0,   500.0, 1.96,     0.1, 3.0e-5,
+                           1.0e-6, 65519.0, 70000.0, -0.0,  INFINITY, NAN};
+  Tensor x = from_binary(device(), DType::F64, {static_cast<int64_t>(v.size())},
+                         std::as_bytes(std::span(v)));
+  EXPECT_EQ(to_binary(as_type(x, DType::F8)), bytes_of({0x3c, 0xc1, 0x5f, 0x5f, 0x3f, 0x2e, 0x01,
+                                                        0x00, 0x7b, 0x7c, 0x80, 0x7c, 0x7e}));
+  EXPECT_EQ(
+      to_binary(as_type(x, DType::F8E4M3FN)),
+      bytes_of({0x38, 0xc2, 0x7e, 0x7e, 0x3f, 0x1d, 0x00, 0x00, 0x7e, 0x7e, 0x80, 0x7e, 0x7f}));
   // Nx.from_binary(<<0x02, 0x7d, 0x08, 0x7f>>, :f8) |> Nx.as_type(:f32): 0x02 reads as 2^-15 * 1.5.
   Tensor f8 = from_binary(device(), DType::F8, {2}, bytes_of({0x02, 0x7d}));
   const std::vector<float> want = {0x1.8p-15f, NAN};
@@ -175,25 +191,31 @@ TEST_F(NarrowTypes, SubByteConversionsEveryPair) {
 }
 
 TEST_F(NarrowTypes, SubByteElementwiseOddSizes) {
-  const std::vector<BinaryOp> ops = {BinaryOp::add, BinaryOp::subtract, BinaryOp::multiply, BinaryOp::bitwise_xor,
-                                     BinaryOp::max, BinaryOp::quotient, BinaryOp::left_shift, BinaryOp::right_shift};
+  const std::vector<BinaryOp> ops = {
+      BinaryOp::add, BinaryOp::subtract, BinaryOp::multiply,   BinaryOp::bitwise_xor,
+      BinaryOp::max, BinaryOp::quotient, BinaryOp::left_shift, BinaryOp::right_shift};
   for (DType t : sub_byte_types())
     for (const Shape& s : std::vector<Shape>{{1}, {3}, {5, 3}, {9}, {1000003}}) {
       const size_t n = static_cast<size_t>(shape_size(s));
       ref::Bytes a = random_elements(t, n, rng()), b = random_elements(t, n, rng());
       Tensor x = from_binary(device(), t, s, a), y = from_binary(device(), t, s, b);
       for (BinaryOp op : s[0] == 1000003 ? std::vector<BinaryOp>{BinaryOp::add} : ops) {
-        ASSERT_EQ(compare_bytes(t, to_binary(binary(op, x, y, t, s)), ref::binary(op, t, a, s, t, b, s, t, s)), "")
+        ASSERT_EQ(compare_bytes(t, to_binary(binary(op, x, y, t, s)),
+                                ref::binary(op, t, a, s, t, b, s, t, s)),
+                  "")
             << op_name(op) << " " << type_name(t) << shape_string(s);
       }
       // A broadcast scalar operand of another type, a comparison (u8 out) and a unary op.
       Tensor one = constant(device(), DType::S8, {}, Scalar::of_signed(1));
       ref::Bytes one_b = {std::byte(1)};
       ASSERT_EQ(compare_bytes(t, to_binary(binary(BinaryOp::add, x, one, t, s)),
-                              ref::binary(BinaryOp::add, t, a, s, DType::S8, one_b, {}, t, s)), "");
+                              ref::binary(BinaryOp::add, t, a, s, DType::S8, one_b, {}, t, s)),
+                "");
       ASSERT_EQ(compare_bytes(DType::U8, to_binary(binary(BinaryOp::less, x, y, DType::U8, s)),
-                              ref::binary(BinaryOp::less, t, a, s, t, b, s, DType::U8, s)), "");
-      for (UnaryOp op : {UnaryOp::negate, UnaryOp::bitwise_not, UnaryOp::population_count, UnaryOp::count_leading_zeros})
+                              ref::binary(BinaryOp::less, t, a, s, t, b, s, DType::U8, s)),
+                "");
+      for (UnaryOp op : {UnaryOp::negate, UnaryOp::bitwise_not, UnaryOp::population_count,
+                         UnaryOp::count_leading_zeros})
         ASSERT_EQ(compare_bytes(t, to_binary(unary(op, x, t)), ref::unary(op, t, a, t, n)), "")
             << op_name(op) << " " << type_name(t) << shape_string(s);
     }
@@ -205,16 +227,23 @@ TEST_F(NarrowTypes, F8Elementwise) {
     for (int i = 0; i < 256; ++i) b[i] = std::byte((i * 37 + 11) & 0xff);
     Tensor x = from_binary(device(), t, {256}, a), y = from_binary(device(), t, {256}, b);
     for (BinaryOp op : {BinaryOp::add, BinaryOp::multiply, BinaryOp::max, BinaryOp::divide})
-      ASSERT_EQ(compare_bytes(t, to_binary(binary(op, x, y, t, {256})), ref::binary(op, t, a, {256}, t, b, {256}, t, {256})), "")
+      ASSERT_EQ(compare_bytes(t, to_binary(binary(op, x, y, t, {256})),
+                              ref::binary(op, t, a, {256}, t, b, {256}, t, {256})),
+                "")
           << op_name(op) << " " << type_name(t);
-    ASSERT_EQ(compare_bytes(DType::U8, to_binary(binary(BinaryOp::equal, x, y, DType::U8, {256})),
-                            ref::binary(BinaryOp::equal, t, a, {256}, t, b, {256}, DType::U8, {256})), "");
+    ASSERT_EQ(
+        compare_bytes(DType::U8, to_binary(binary(BinaryOp::equal, x, y, DType::U8, {256})),
+                      ref::binary(BinaryOp::equal, t, a, {256}, t, b, {256}, DType::U8, {256})),
+        "");
     for (UnaryOp op : {UnaryOp::negate, UnaryOp::abs, UnaryOp::is_nan, UnaryOp::floor}) {
       const DType out = op == UnaryOp::is_nan ? DType::U8 : t;
-      ASSERT_EQ(compare_bytes(out, to_binary(unary(op, x, out)), ref::unary(op, t, a, out)), "") << op_name(op);
+      ASSERT_EQ(compare_bytes(out, to_binary(unary(op, x, out)), ref::unary(op, t, a, out)), "")
+          << op_name(op);
     }
     // exp through the math library: within one f8 ulp of the reference.
-    ASSERT_EQ(compare_bytes(t, to_binary(unary(UnaryOp::exp, x, t)), ref::unary(UnaryOp::exp, t, a, t), 1), "");
+    ASSERT_EQ(compare_bytes(t, to_binary(unary(UnaryOp::exp, x, t)),
+                            ref::unary(UnaryOp::exp, t, a, t), 1),
+              "");
   }
 }
 

@@ -20,11 +20,17 @@ defmodule Nx.Vulkan.NarrowTypesTest do
 
   # A host tensor of n random elements (Nx.from_binary takes whole bytes only).
   defp random_host({kind, size} = type, n) when kind in [:u, :s] and size < 8 do
-    {lo, hi} = if kind == :u, do: {0, 2 ** size - 1}, else: {-(2 ** (size - 1)), 2 ** (size - 1) - 1}
-    Nx.tensor(Enum.map(1..n, fn _ -> Enum.random(lo..hi) end), type: type, backend: Nx.BinaryBackend)
+    {lo, hi} =
+      if kind == :u, do: {0, 2 ** size - 1}, else: {-(2 ** (size - 1)), 2 ** (size - 1) - 1}
+
+    Nx.tensor(Enum.map(1..n, fn _ -> Enum.random(lo..hi) end),
+      type: type,
+      backend: Nx.BinaryBackend
+    )
   end
 
-  defp random_host(type, n), do: Nx.from_binary(:crypto.strong_rand_bytes(n), type, backend: Nx.BinaryBackend)
+  defp random_host(type, n),
+    do: Nx.from_binary(:crypto.strong_rand_bytes(n), type, backend: Nx.BinaryBackend)
 
   # The bit patterns of an 8-bit type, as a device tensor and as a host one, but for the zeros
   # (0x00, 0x80), whose sign Nx.BinaryBackend loses under OTP 25 (test "signed zeros" below).
@@ -88,6 +94,7 @@ defmodule Nx.Vulkan.NarrowTypesTest do
     for from <- [:f64, :f32, :f16, :bf16], to <- @f8_types do
       ref = Nx.tensor(values, type: from, backend: Nx.BinaryBackend)
       dev = Nx.tensor(values, type: from)
+
       assert Nx.to_binary(Nx.as_type(dev, to)) == Nx.to_binary(Nx.as_type(ref, to)),
              "#{from} -> #{inspect(to)}"
     end
@@ -97,6 +104,7 @@ defmodule Nx.Vulkan.NarrowTypesTest do
     for from <- [:s32, :s64], to <- @f8_types ++ @sub_byte_types do
       ref = Nx.tensor(ints, type: from, backend: Nx.BinaryBackend)
       dev = Nx.tensor(ints, type: from)
+
       assert Nx.to_binary(Nx.as_type(dev, to)) == Nx.to_binary(Nx.as_type(ref, to)),
              "#{from} -> #{inspect(to)}"
     end

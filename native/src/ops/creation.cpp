@@ -3,6 +3,7 @@
 // go through gen::convert, so large iotas round as Nx.BinaryBackend rounds integers to floats.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 #include <cstring>
 
 #include "nxvk/ops.hpp"
@@ -111,44 +112,53 @@ void check_real(DType t, const char* op) {
   if (type_info(t).is_complex()) fail(ErrorKind::Unsupported, std::string(op) + ": complex types are not supported yet");
 }
 
+// The words one element of `type` holding `value` occupies (a sub-word element repeated across
+// its word). Complex: the real and imaginary parts as the component float type, by the rules of
+// a real constant (a real value has imaginary part 0).
+std::vector<uint32_t> element_words(DType type, const Scalar& value) {
+  const TypeInfo& ti = type_info(type);
+  std::vector<uint32_t> w;
+  if (ti.is_complex()) {
+    const DType part = type == DType::C64 ? DType::F32 : DType::F64;
+    const Scalar re = value.kind == Scalar::Kind::Complex ? Scalar::of_float(value.re) : value;
+    const Scalar im = Scalar::of_float(value.kind == Scalar::Kind::Complex ? value.im : 0.0);
+    for (const Scalar& c : {re, im}) {
+      const uint64_t b = bits_of(part, c);
+      w.push_back(static_cast<uint32_t>(b));
+      if (part == DType::F64) w.push_back(static_cast<uint32_t>(b >> 32));
+    }
+    return w;
+  }
+  if (value.kind == Scalar::Kind::Complex)
+    fail(ErrorKind::InvalidArgument, std::string("constant: a complex value for the real type ") + ti.name);
+  const uint64_t bits = bits_of(type, value);
+  if (ti.bits == 64) return {static_cast<uint32_t>(bits), static_cast<uint32_t>(bits >> 32)};
+  uint32_t word = 0;
+  for (uint32_t k = 0; k < 32; k += ti.bits) word |= static_cast<uint32_t>(bits) << k;
+  return {word};
+}
+
 }  // namespace
 
 Tensor constant(Device& device, DType type, const Shape& shape, const Scalar& value) {
-  check_real(type, "constant");
-  if (value.kind == Scalar::Kind::Complex) fail(ErrorKind::Unsupported, "constant: complex types are not supported yet");
   Tensor out = empty_tensor(device, type, shape, "constant");
-  const uint64_t bits = bits_of(type, value);
+  const std::vector<uint32_t> w = element_words(type, value);
   const uint64_t bytes = (out.bytes() + 3) / 4 * 4;
   if (bytes == 0) return out;
-  const uint32_t ebits = type_info(type).bits;
-  switch (ebits) {
-    case 2:
-    case 4:
-    case 8:
-    case 16:
-    case 32: {
-      uint32_t word = 0;  // the element repeated across the word
-      for (uint32_t k = 0; k < 32; k += ebits) word |= static_cast<uint32_t>(bits) << k;
-      device.fill(*out.buffer, 0, bytes, word);
-      break;
-    }
-    default: {
-      const uint32_t lo = static_cast<uint32_t>(bits), hi = static_cast<uint32_t>(bits >> 32);
-      if (lo == hi) {
-        device.fill(*out.buffer, 0, bytes, lo);
-        break;
-      }
-      // Two words per element: a word-granular kernel, valid for any 64-bit type.
-      gen::check_index_range("constant", out.size() * 2);
-      const uint32_t words = static_cast<uint32_t>(out.size() * 2);
-      std::string src = gen::preamble(device.caps()) + gen::buffer(0, "dst", DType::U32, false) +
-                        "layout(push_constant) uniform Push { uint n; uint lo; uint hi; } pc;\n" +
-                        gen::elementwise_main(DType::U32, "dst", "uint v = (i & 1u) == 0u ? pc.lo : pc.hi;", "uint");
-      const uint32_t push[] = {words, lo, hi};
-      BufferView views[] = {{out.buffer}};
-      gen::launch(device, "constant64", src, views, std::as_bytes(std::span(push)), words);
-    }
+  if (std::all_of(w.begin(), w.end(), [&](uint32_t x) { return x == w[0]; })) {
+    device.fill(*out.buffer, 0, bytes, w[0]);
+    return out;
   }
+  // Several words per element (64-bit and complex types): a word-granular kernel.
+  const uint64_t n = static_cast<uint64_t>(out.size()) * w.size();
+  gen::check_index_range("constant", static_cast<int64_t>(n));
+  std::string src = gen::preamble(device.caps()) + gen::buffer(0, "dst", DType::U32, false) +
+                    "layout(push_constant) uniform Push { uint n; uint w[4]; } pc;\n" +
+                    gen::elementwise_main(DType::U32, "dst", "uint v = pc.w[i % " + std::to_string(w.size()) + "u];", "uint");
+  uint32_t push[5] = {static_cast<uint32_t>(n), 0, 0, 0, 0};
+  std::copy(w.begin(), w.end(), push + 1);
+  BufferView views[] = {{out.buffer}};
+  gen::launch(device, "constant_words", src, views, std::as_bytes(std::span(push)), n);
   return out;
 }
 

@@ -79,7 +79,8 @@ inline void set_element_bits(uint8_t* data, uint32_t bits, size_t i, uint64_t v)
   if (bits < 8) {
     const size_t bit = i * bits;
     const uint32_t shift = 8 - bits - bit % 8, mask = ((1u << bits) - 1) << shift;
-    data[bit / 8] = static_cast<uint8_t>((data[bit / 8] & ~mask) | ((static_cast<uint32_t>(v) << shift) & mask));
+    data[bit / 8] = static_cast<uint8_t>((data[bit / 8] & ~mask) |
+                                         ((static_cast<uint32_t>(v) << shift) & mask));
     return;
   }
   std::memcpy(data + i * (bits / 8), &v, bits / 8);
