@@ -86,6 +86,22 @@ TEST_F(NarrowTypes, NxBitOrder) {
   EXPECT_EQ(to_binary(as_type(s2, DType::S8)), bytes_of({1, 0xff, 0xfe}));
 }
 
+TEST_F(NarrowTypes, BitcastKeepsBits) {
+  Tensor f8 = from_binary(device(), DType::F8, {256}, all_bytes());
+  for (DType t : {DType::U8, DType::S8, DType::F8E4M3FN}) {
+    Tensor y = bitcast(f8, t);
+    EXPECT_EQ(y.type, t);
+    EXPECT_EQ(to_binary(y), all_bytes()) << type_name(t);
+  }
+  const ref::Bytes in = bytes_of({0x12, 0xf0});
+  Tensor u4 = from_binary(device(), DType::U4, {3}, in);
+  EXPECT_EQ(to_binary(bitcast(u4, DType::S4)), in);
+  EXPECT_EQ(to_binary(as_type(bitcast(u4, DType::S4), DType::S8)), bytes_of({1, 2, 0xff}));
+  EXPECT_EQ(to_binary(bitcast(from_binary(device(), DType::S2, {4}, bytes_of({0xe4})), DType::U2)),
+            bytes_of({0xe4}));
+  EXPECT_NXVK_ERROR(bitcast(u4, DType::U8), ErrorKind::InvalidArgument, "bitcast", "width");
+}
+
 TEST_F(NarrowTypes, EveryF8PatternToEveryType) {
   for (DType from : {DType::F8, DType::F8E4M3FN}) {
     Tensor x = from_binary(device(), from, {256}, all_bytes());
