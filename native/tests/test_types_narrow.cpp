@@ -237,6 +237,47 @@ TEST_F(NarrowTypes, SubByteElementwiseOddSizes) {
     }
 }
 
+// Element j of sub-byte host bytes, as its integer value.
+int64_t element(DType t, const ref::Bytes& b, size_t j) {
+  const uint32_t bits = type_info(t).bits;
+  const uint64_t v = ref::get_element_bits(reinterpret_cast<const uint8_t*>(b.data()), bits, j);
+  return type_info(t).is_signed() && (v >> (bits - 1))
+             ? static_cast<int64_t>(v) - (int64_t(1) << bits)
+             : static_cast<int64_t>(v);
+}
+
+TEST_F(NarrowTypes, SubByteReductionSliceConcatenateOddSizes) {
+  for (DType t : sub_byte_types())
+    for (int64_t n : {1, 3, 5, 7, 9, 1000003}) {
+      const ref::Bytes a = random_elements(t, static_cast<size_t>(n), rng());
+      const ref::Bytes b = random_elements(t, 3, rng());
+      Tensor x = from_binary(device(), t, {n}, a), y = from_binary(device(), t, {3}, b);
+      int64_t sum = 0, mx = element(t, a, 0);
+      for (int64_t j = 0; j < n; ++j) sum += element(t, a, j), mx = std::max(mx, element(t, a, j));
+      auto s = to_binary(reduce(ReduceOp::sum, x, {0}, false, DType::S64));
+      int64_t got_sum;
+      std::memcpy(&got_sum, s.data(), 8);
+      EXPECT_EQ(got_sum, sum) << type_name(t) << " n " << n;
+      auto m = to_binary(reduce(ReduceOp::reduce_max, x, {0}, false, t));
+      ASSERT_EQ(m.size(), 1u);
+      EXPECT_EQ(element(t, {m[0]}, 0), mx) << type_name(t) << " n " << n;
+      // slice [1, n) with stride 2, and concatenate [slice, y, x]
+      Tensor sl = slice(x, {n > 1 ? 1 : 0}, {n > 1 ? n - 1 : 1}, {2});
+      Tensor cat = concatenate({sl, y, x}, 0, t);
+      std::vector<int64_t> want;
+      for (int64_t j = n > 1 ? 1 : 0; j < n; j += 2)
+        want.push_back(element(t, a, static_cast<size_t>(j)));
+      const size_t ns = want.size();
+      for (size_t j = 0; j < 3; ++j) want.push_back(element(t, b, j));
+      for (int64_t j = 0; j < n; ++j) want.push_back(element(t, a, static_cast<size_t>(j)));
+      ASSERT_EQ(sl.size(), static_cast<int64_t>(ns));
+      const ref::Bytes got = to_binary(cat);
+      ASSERT_EQ(got.size(), storage_bytes(t, want.size()));
+      for (size_t j = 0; j < want.size(); ++j)
+        ASSERT_EQ(element(t, got, j), want[j]) << type_name(t) << " n " << n << " element " << j;
+    }
+}
+
 TEST_F(NarrowTypes, F8Elementwise) {
   for (DType t : {DType::F8, DType::F8E4M3FN}) {
     ref::Bytes a = all_bytes(), b(256);
