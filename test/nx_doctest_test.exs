@@ -104,11 +104,7 @@ defmodule Nx.Vulkan.StrictDoctestTest do
     phase: 1,
     as_type: 2,
     is_nan: 1,
-    is_infinity: 1,
-    # not built yet: complex types, and types the device type table has no row for (f8,
-    # f8_e4m3fn, s2/s4/u2/u4 are stored on the host inside the backend)
-    tensor: 2,
-    bit_size: 1
+    is_infinity: 1
   ]
   @excluded @not_built ++ Nx.Vulkan.DoctestExclusions.f64_digits()
 

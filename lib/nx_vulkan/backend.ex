@@ -15,8 +15,11 @@ defmodule Nx.Vulkan.Backend do
 
   Tensors are NIF resources: freed when garbage collected, or at once by
   `Nx.backend_deallocate/1`; any later use raises an `ArgumentError` saying the tensor was
-  deallocated. Tensors of types the device has no storage for (`{:s, 4}`, `{:f, 8}`, ...) are
-  kept on the host inside this backend, and every op on them is a host fallback.
+  deallocated. Every Nx type is a device type, the 8-bit floats (`{:f, 8}`, `{:f8_e4m3fn, 8}`) and
+  the sub-byte integers (`{:u, 2}`, `{:s, 4}`, ...) included: they are stored packed exactly as
+  Nx.BinaryBackend lays them out. Only a type this device cannot hold (`{:f, 64}` without
+  shaderFloat64, say) is kept on the host inside this backend, where every op on it is a host
+  fallback.
   """
   @behaviour Nx.Backend
 
@@ -116,7 +119,7 @@ defmodule Nx.Vulkan.Backend do
   def to_binary(%T{data: %__MODULE__{ref: nil}} = t, limit),
     do: Nx.BinaryBackend.to_binary(host_tensor(t), limit)
 
-  def to_binary(%T{data: %__MODULE__{ref: ref}}, limit), do: Native.to_binary(ref, limit)
+  def to_binary(%T{data: %__MODULE__{ref: ref}} = t, limit), do: native_binary(t, ref, limit)
 
   @impl true
   def to_batched(%T{} = out, %T{} = t, opts) do
@@ -462,26 +465,36 @@ defmodule Nx.Vulkan.Backend do
   defp from_host(list, device) when is_list(list), do: Enum.map(list, &from_host(&1, device))
   defp from_host(other, _device), do: other
 
-  # Puts bytes on the device; a type the device cannot hold stays on the host in this backend
-  # (a host fallback of `count_as` when given).
-  defp upload(%T{type: type, shape: shape} = out, binary, device, count_as) do
-    if is_binary(binary) and device_type?(type) do
-      try do
-        wrap(out, Native.from_binary(device, type, shape, binary), device)
-      rescue
-        e in Nx.Vulkan.Error ->
-          if e.kind == :unsupported,
-            do: host_resident(out, binary, device, count_as, e.message),
-            else: reraise(e, __STACKTRACE__)
-      end
-    else
-      host_resident(
-        out,
-        binary,
-        device,
-        count_as,
-        "#{Nx.Type.to_string(type)} is not a device type"
-      )
+  # Puts bytes on the device; a type this device cannot hold (f64 without shaderFloat64, ...)
+  # stays on the host in this backend (a host fallback of `count_as` when given). Every Nx type
+  # has a row in the native type table; a bitstring of a sub-byte type (u2, u4, s2, s4) is padded
+  # with zero bits to whole bytes, as the native side stores it.
+  defp upload(%T{type: type, shape: shape} = out, bits, device, count_as) do
+    try do
+      wrap(out, Native.from_binary(device, type, shape, pad_to_bytes(bits)), device)
+    rescue
+      e in Nx.Vulkan.Error ->
+        if e.kind == :unsupported,
+          do: host_resident(out, bits, device, count_as, e.message),
+          else: reraise(e, __STACKTRACE__)
+    end
+  end
+
+  defp pad_to_bytes(bits) when is_binary(bits), do: bits
+  defp pad_to_bytes(bits), do: <<bits::bitstring, 0::size(8 - rem(bit_size(bits), 8))>>
+
+  # The native side returns whole bytes; Nx's binary of a sub-byte type is a bitstring.
+  defp native_binary(%T{type: {_, size}} = t, ref, limit) do
+    bytes = Native.to_binary(ref, limit)
+
+    case rem(size, 8) do
+      0 ->
+        bytes
+
+      _ ->
+        bits = min(limit || Nx.size(t), Nx.size(t)) * size
+        <<bitstring::bitstring-size(bits), _::bitstring>> = bytes
+        bitstring
     end
   end
 
@@ -489,12 +502,6 @@ defmodule Nx.Vulkan.Backend do
     if count_as, do: Fallback.record!(count_as, reason)
     %{out | data: %__MODULE__{ref: nil, device: device, host: %Nx.BinaryBackend{state: binary}}}
   end
-
-  defp device_type?({kind, bits}) when kind in [:s, :u], do: bits >= 8
-  defp device_type?({:f, bits}), do: bits >= 16
-  defp device_type?({:bf, 16}), do: true
-  defp device_type?({:c, _}), do: true
-  defp device_type?(_), do: false
 
   defp wrap(%T{} = out, ref, device), do: %{out | data: %__MODULE__{ref: ref, device: device}}
 
@@ -530,13 +537,13 @@ defmodule Nx.Vulkan.Backend do
   defp copy_to_device(%T{} = t, device), do: upload(t, binary!(t), device, nil)
 
   defp binary!(%T{data: %__MODULE__{ref: nil, host: host}}), do: host.state
-  defp binary!(%T{data: %__MODULE__{ref: ref}}), do: Native.to_binary(ref, nil)
+  defp binary!(%T{data: %__MODULE__{ref: ref}} = t), do: native_binary(t, ref, nil)
   defp binary!(%T{} = t), do: Nx.to_binary(t)
 
   defp host_tensor(%T{data: %__MODULE__{ref: nil, host: host}} = t), do: %{t | data: host}
 
   defp host_tensor(%T{data: %__MODULE__{ref: ref}} = t),
-    do: %{t | data: %Nx.BinaryBackend{state: Native.to_binary(ref, nil)}}
+    do: %{t | data: %Nx.BinaryBackend{state: native_binary(t, ref, nil)}}
 
   defp host_resident?(args) do
     Enum.any?(args, fn

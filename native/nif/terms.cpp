@@ -67,9 +67,6 @@ void release_at_exit(const std::shared_ptr<nxvk::Device>& device) {
 namespace {
 using nxvk::ErrorKind;
 
-// Valid Nx types that the device type table has no row for: the op is unsupported, not malformed.
-constexpr std::string_view kNxOnlyTypes[] = {"s2", "s4", "u2", "u4", "f8", "f8_e4m3fn8"};
-
 std::string show(ErlNifEnv*, ERL_NIF_TERM term) {
   char buf[160];
   int n = enif_snprintf(buf, sizeof buf, "%T", term);
@@ -161,12 +158,8 @@ nxvk::DType Call::type(int arg, const char* name) const {
   unsigned bits = 0;
   if (!get_atom(env, elems[0], kind) || !enif_get_uint(env, elems[1], &bits) || bits > 1024)
     bad(arg, name, expected);
-  std::string spelled = kind + std::to_string(bits);
-  if (auto t = nxvk::parse_type(spelled)) return *t;
-  for (auto nx_only : kNxOnlyTypes)
-    if (spelled == nx_only)
-      throw nxvk::Error(ErrorKind::Unsupported, std::string(fn) + ": unsupported on this device: type " +
-                                                    show(env, argv[arg]));
+  // Every Nx type has a row in the type table (nxvk/types.hpp).
+  if (auto t = nxvk::parse_nx_type(kind, bits)) return *t;
   bad(arg, name, expected);
 }
 
@@ -305,10 +298,8 @@ ERL_NIF_TERM make_tensor(ErlNifEnv* env, nxvk::Tensor tensor) {
 }
 
 ERL_NIF_TERM make_type(ErlNifEnv* env, nxvk::DType type) {
-  std::string name = nxvk::type_name(type);
-  size_t digits = name.find_first_of("0123456789");
-  return enif_make_tuple2(env, make_atom(env, name.substr(0, digits).c_str()),
-                          enif_make_uint(env, nxvk::type_info(type).bits));
+  const nxvk::TypeInfo& t = nxvk::type_info(type);
+  return enif_make_tuple2(env, make_atom(env, t.nx_kind), enif_make_uint(env, t.bits));
 }
 
 ERL_NIF_TERM make_shape(ErlNifEnv* env, const nxvk::Shape& shape) {

@@ -127,10 +127,16 @@ long first_mismatch(const std::vector<T>& got, const std::vector<T>& want) {
     EXPECT_TRUE(nxvk_thrown_) << #statement " did not throw nxvk::Error";                 \
   } while (0)
 
-// Every real (non-complex) Nx type, in type-table order.
+// Every real (non-complex) Nx type of whole bytes, in type-table order (f8 types included).
 inline const std::vector<DType>& real_types() {
-  static const std::vector<DType> t = {DType::U8,  DType::U16, DType::U32, DType::U64, DType::S8,   DType::S16,
-                                       DType::S32, DType::S64, DType::F16, DType::BF16, DType::F32, DType::F64};
+  static const std::vector<DType> t = {DType::U8,  DType::U16, DType::U32, DType::U64,  DType::S8,
+                                       DType::S16, DType::S32, DType::S64, DType::F16,  DType::BF16,
+                                       DType::F32, DType::F64, DType::F8,  DType::F8E4M3FN};
+  return t;
+}
+// The sub-byte integer types (packed as Nx's bitstrings; tests of their own: test_types_narrow.cpp).
+inline const std::vector<DType>& sub_byte_types() {
+  static const std::vector<DType> t = {DType::U2, DType::U4, DType::S2, DType::S4};
   return t;
 }
 

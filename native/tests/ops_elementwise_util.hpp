@@ -20,8 +20,8 @@ inline bool is_float_type(DType t) { return type_info(t).is_float(); }
 // `moderate`, floats in [-lo, hi]; one element in four is an edge value.
 inline ref::Bytes random_data(DType type, size_t n, std::mt19937& rng, bool moderate = false, double lo = -4,
                               double hi = 4) {
-  const size_t b = type_bytes(type);
-  ref::Bytes out(n * b);
+  const size_t b = type_bytes(type);  // 0 for the sub-byte types
+  ref::Bytes out(storage_bytes(type, n));
   std::uniform_int_distribution<uint32_t> bits;
   for (auto& x : out) x = std::byte(bits(rng) & 0xff);
   std::uniform_real_distribution<double> real(lo, hi);
@@ -37,7 +37,8 @@ inline ref::Bytes random_data(DType type, size_t n, std::mt19937& rng, bool mode
       ref::write_value(type, v, out, i);
     } else if (!is_float_type(type) && edge) {
       uint64_t e = edges_i[bits(rng) % std::size(edges_i)];
-      std::memcpy(out.data() + i * b, &e, b);
+      if (b == 0) ref::write_value(type, ref::Value{false, static_cast<__int128>(e), 0}, out, i);
+      else std::memcpy(out.data() + i * b, &e, b);
     }
   }
   return out;
@@ -61,6 +62,13 @@ inline double value_at(DType t, const ref::Bytes& d, size_t i) { return ref::rea
 // NaN bits checked only when exact). Returns a description of the first mismatch, or "".
 inline std::string compare_bytes(DType t, const ref::Bytes& got, const ref::Bytes& want, double tol_ulps = 0) {
   if (got.size() != want.size()) return "size " + std::to_string(got.size()) + " != " + std::to_string(want.size());
+  if (type_info(t).bits < 8) {  // sub-byte types: exact, byte by byte (padding bits are zero)
+    for (size_t i = 0; i < got.size(); ++i)
+      if (got[i] != want[i])
+        return "byte " + std::to_string(i) + " of " + std::to_string(got.size()) + ": got " +
+               std::to_string(int(got[i])) + " want " + std::to_string(int(want[i]));
+    return "";
+  }
   const size_t b = type_bytes(t), n = got.size() / b;
   for (size_t i = 0; i < n; ++i) {
     if (std::memcmp(got.data() + i * b, want.data() + i * b, b) == 0) continue;
@@ -68,8 +76,10 @@ inline std::string compare_bytes(DType t, const ref::Bytes& got, const ref::Byte
       double g = value_at(t, got, i), w = value_at(t, want, i);
       if (std::isnan(g) && std::isnan(w)) continue;
       if (std::isfinite(g) && std::isfinite(w)) {
-        const int mant = t == DType::F64 ? 52 : t == DType::F32 ? 23 : t == DType::F16 ? 10 : 7;
-        const double ulp = std::ldexp(1.0, std::max(std::ilogb(w == 0 ? 1e-30 : w), t == DType::F16 ? -14 : -126) - mant);
+        const int mant = t == DType::F64 ? 52 : t == DType::F32 ? 23 : t == DType::F16 ? 10 : t == DType::F8 ? 2
+                         : t == DType::F8E4M3FN ? 3 : 7;
+        const int min_exp = t == DType::F16 || t == DType::F8 ? -14 : t == DType::F8E4M3FN ? -6 : -126;
+        const double ulp = std::ldexp(1.0, std::max(std::ilogb(w == 0 ? 1e-30 : w), min_exp) - mant);
         if (std::fabs(g - w) <= tol_ulps * ulp) continue;
       }
     }

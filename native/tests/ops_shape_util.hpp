@@ -12,8 +12,10 @@
 
 namespace nxvk::test {
 
+// Every type (sub-byte and complex ones included: shape ops move bits).
 inline std::vector<DType> all_types() {
   auto t = real_types();
+  for (DType s : sub_byte_types()) t.push_back(s);
   t.push_back(DType::C64);
   t.push_back(DType::C128);
   return t;
@@ -45,6 +47,9 @@ inline ref::HostTensor download(const Tensor& t) {
 inline ref::HostTensor random_tensor(std::mt19937& rng, DType type, const Shape& shape, bool values = false) {
   ref::HostTensor h = ref::make(type, shape);
   for (auto& b : h.bytes) b = static_cast<uint8_t>(rng());
+  // Sub-byte types: the padding bits after the last element are zero, as to_binary returns them.
+  if (const uint64_t used = static_cast<uint64_t>(h.size()) * type_info(type).bits % 8)
+    h.bytes.back() &= static_cast<uint8_t>(0xff << (8 - used));
   if (!values) return h;
   const TypeInfo& ti = type_info(type);
   std::uniform_real_distribution<double> u(-4, 4);

@@ -11,18 +11,34 @@ TEST_F(OpsCreation, ConstantEveryTypeAndScalarKind) {
                            Scalar::of_signed((1ll << 53) + (1ll << 29) + 1), Scalar::of_float(2.75),
                            Scalar::of_float(-1e20), Scalar::of_float(NAN), Scalar::of_float(-INFINITY),
                            Scalar::of_float(-0.0), Scalar::of_float(65519.99)};
-  for (DType t : real_types())
+  std::vector<DType> types = real_types();
+  types.insert(types.end(), sub_byte_types().begin(), sub_byte_types().end());
+  for (DType t : types)
     for (const Scalar& v : values)
       for (const Shape& s : std::vector<Shape>{{}, {0}, {3}, {2, 7}}) {
         poison_next(device(), shape_size(s) * type_bytes(t));
         Tensor c = constant(device(), t, s, v);
         ASSERT_EQ(compare_bytes(t, to_binary(c), ref::constant(t, s, v)), "") << type_name(t) << shape_string(s);
       }
-  EXPECT_NXVK_ERROR(constant(device(), DType::C64, {2}, Scalar::of_float(1)), ErrorKind::Unsupported, "complex");
+  // Complex: the parts as f32 / f64 (Nx.tensor(Complex.new(1, -1)) is a constant); a real value
+  // has imaginary part 0.
+  const float c64[] = {1.0f, -1.0f, 1.0f, -1.0f};
+  auto got64 = to_binary(constant(device(), DType::C64, {2}, Scalar::of_complex(1, -1)));
+  EXPECT_EQ(std::memcmp(got64.data(), c64, sizeof c64), 0);
+  if (type_supported(device().caps(), DType::C128)) {
+    const double c128[] = {2.5, 0.0, 2.5, 0.0, 2.5, 0.0};
+    auto got128 = to_binary(constant(device(), DType::C128, {3}, Scalar::of_float(2.5)));
+    ASSERT_EQ(got128.size(), sizeof c128);
+    EXPECT_EQ(std::memcmp(got128.data(), c128, sizeof c128), 0);
+  }
+  EXPECT_NXVK_ERROR(constant(device(), DType::F32, {2}, Scalar::of_complex(1, 1)), ErrorKind::InvalidArgument,
+                    "constant", "complex value");
 }
 
 TEST_F(OpsCreation, IotaAndEye) {
-  for (DType t : real_types()) {
+  std::vector<DType> types = real_types();
+  types.insert(types.end(), sub_byte_types().begin(), sub_byte_types().end());
+  for (DType t : types) {
     for (const Shape& s : std::vector<Shape>{{}, {0}, {300}, {3, 1, 129}, {2, 3, 5}}) {
       Tensor x = iota(device(), t, s, std::nullopt);
       ASSERT_EQ(compare_bytes(t, to_binary(x), ref::iota(t, s, std::nullopt)), "") << type_name(t);

@@ -9,8 +9,10 @@ namespace {
 class Cumulative : public DeviceTest {};
 
 TEST_F(Cumulative, EveryOpTypeAxisAndDirection) {
+  std::vector<DType> types = real_types();
+  types.insert(types.end(), sub_byte_types().begin(), sub_byte_types().end());
   for (int o = 0; o < 4; ++o)
-    for (DType t : real_types()) {
+    for (DType t : types) {
       if (!device_has(device(), t)) continue;
       for (const Shape& s : std::vector<Shape>{{}, {1}, {2}, {3}, {0, 3}, {7}, {13, 17}, {4, 1, 5}, {2, 33, 3}, {1000}, {1025, 2}}) {
         auto h = random_tensor(rng(), t, s, true);

@@ -13,15 +13,17 @@ namespace {
 
 DType sum_type(DType t) {
   switch (t) {
-    case DType::U8: case DType::U16: case DType::U32: return DType::U32;  // as Nx (u64 stays u64)
-    case DType::S8: case DType::S16: case DType::S32: return DType::S32;
+    case DType::U2: case DType::U4: case DType::U8: case DType::U16: case DType::U32: return DType::U32;  // as Nx (u64 stays u64)
+    case DType::S2: case DType::S4: case DType::S8: case DType::S16: case DType::S32: return DType::S32;
     default: return t;
   }
 }
 
 double ulp_of(DType t, double v) {
-  const int mant = t == DType::F16 ? 10 : t == DType::BF16 ? 7 : t == DType::F32 ? 23 : 52;
-  const int emin = t == DType::F16 ? -14 : t == DType::BF16 || t == DType::F32 ? -126 : -1022;
+  const int mant = t == DType::F16 ? 10 : t == DType::BF16 ? 7 : t == DType::F32 ? 23 : t == DType::F8 ? 2
+                   : t == DType::F8E4M3FN ? 3 : 52;
+  const int emin = t == DType::F16 || t == DType::F8 ? -14 : t == DType::BF16 || t == DType::F32 ? -126
+                   : t == DType::F8E4M3FN ? -6 : -1022;
   int e;
   std::frexp(v, &e);
   return std::ldexp(1.0, std::max(e - 1, emin) - mant);
@@ -64,8 +66,10 @@ const std::vector<std::pair<Shape, std::vector<int64_t>>> kCases = {
     {{20001}, {0}},      {{600, 7}, {0}},     {{2, 9000, 3}, {1}},    {{97, 1, 89}, {0, 1, 2}}};
 
 TEST_F(Reduce, EveryOpTypeAndLayout) {
+  std::vector<DType> types = real_types();
+  types.insert(types.end(), sub_byte_types().begin(), sub_byte_types().end());
   for (int o = 0; o < 6; ++o)
-    for (DType t : real_types())
+    for (DType t : types)
       for (const auto& [s, axes] : kCases)
         for (bool keep : {rng()() % 2 == 0}) ASSERT_NO_FATAL_FAILURE(check(static_cast<ReduceOp>(o), t, s, axes, keep));
 }

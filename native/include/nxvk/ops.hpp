@@ -67,8 +67,11 @@ struct Scalar {
 };
 
 // ---- Creation and transfer ----
+// `data` is Nx's binary of the tensor: storage_bytes(type, n) bytes; for the sub-byte types
+// (u2, u4, s2, s4) Nx's bitstring padded with zero bits to a whole byte.
 Tensor from_binary(Device& device, DType type, const Shape& shape, std::span<const std::byte> data);
-// Row-major bytes of the first `limit` elements (all when limit < 0), as Nx's to_binary.
+// Row-major bytes of the first `limit` elements (all when limit < 0), as Nx's to_binary; for the
+// sub-byte types Nx's bitstring padded with zero bits to a whole byte.
 std::vector<std::byte> to_binary(const Tensor& tensor, int64_t limit = -1);
 // A tensor filled with `value` converted to `type` by Nx's rules.
 Tensor constant(Device& device, DType type, const Shape& shape, const Scalar& value);

@@ -24,7 +24,7 @@ struct Tensor {
 
   int64_t size() const { return shape_size(shape); }
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
-  uint64_t bytes() const { return static_cast<uint64_t>(size()) * type_bytes(type); }
+  uint64_t bytes() const { return storage_bytes(type, static_cast<uint64_t>(size())); }
   Device& device() const { return buffer->device(); }
 };
 

@@ -8,11 +8,17 @@
 //  - int -> f64: rounded to nearest even; int -> f32: Erlang converts a small integer
 //    (|x| < 2^59) directly (one rounding) and a bignum through a double (two roundings), so
 //    64-bit integers of magnitude >= 2^59 round twice; int -> f16 via that f32 (exact below
-//    65520, infinity above); int -> bf16: the f32 value truncated to its top 16 bits;
+//    65520, infinity above); int -> bf16: the f32 value truncated to its top 16 bits; int -> f8
+//    via that f16, int -> f8_e4m3fn via that f32 (saturating at 448);
 //  - float -> float: f64 -> f32 and f64/f32 -> f16 round to nearest even directly; -> bf16 is the
-//    f32 value truncated; NaN becomes the canonical quiet NaN (done by gen::store_value).
+//    f32 value truncated; -> f8 (E5M2) is the f16 value truncated to its upper byte; ->
+//    f8_e4m3fn follows Nx.Floating.dump_f8_e4m3fn (see codegen.cpp); NaN becomes the canonical
+//    quiet NaN of the format (done by gen::store_value);
+//  - f8 is read as Nx.Floating.load_f8 reads it (a zero exponent is not a subnormal there);
+//  - sub-byte integers (u2, u4, s2, s4) wrap as every narrowing integer cast does.
 // All of it is integer code in the kernels, so no device's conversion rounding mode or denormal
 // flushing shows in the results.
+#include <cstdio>
 #include <string>
 
 #include "nxvk/ops.hpp"
@@ -146,34 +152,51 @@ double nx_u64_to_f64(uint64_t x) { return nx_int_to_f64(nx_u64_bits(x), false); 
 
 bool is_64(DType t) { return t == DType::U64 || t == DType::S64; }
 
-// uvec2 literals of the type's max and min (for +-inf -> int).
+std::string uvec2_of(uint64_t v) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "uvec2(0x%xu, 0x%xu)", static_cast<unsigned>(v), static_cast<unsigned>(v >> 32));
+  return buf;
+}
+
+// uvec2 literals (64-bit two's complement) of the integer type's max and min (for +-inf -> int).
 std::pair<std::string, std::string> int_limits(DType t) {
-  switch (t) {
-    case DType::U8: return {"uvec2(0xffu, 0u)", "uvec2(0u)"};
-    case DType::U16: return {"uvec2(0xffffu, 0u)", "uvec2(0u)"};
-    case DType::U32: return {"uvec2(0xffffffffu, 0u)", "uvec2(0u)"};
-    case DType::U64: return {"uvec2(0xffffffffu)", "uvec2(0u)"};
-    case DType::S8: return {"uvec2(0x7fu, 0u)", "uvec2(0xffffff80u, 0xffffffffu)"};
-    case DType::S16: return {"uvec2(0x7fffu, 0u)", "uvec2(0xffff8000u, 0xffffffffu)"};
-    case DType::S32: return {"uvec2(0x7fffffffu, 0u)", "uvec2(0x80000000u, 0xffffffffu)"};
-    case DType::S64: return {"uvec2(0xffffffffu, 0x7fffffffu)", "uvec2(0u, 0x80000000u)"};
-    default: return {"uvec2(0u)", "uvec2(0u)"};
-  }
+  const TypeInfo& ti = type_info(t);
+  const uint32_t b = ti.bits;
+  if (ti.is_signed()) return {uvec2_of((uint64_t(1) << (b - 1)) - 1), uvec2_of(~uint64_t(0) << (b - 1))};
+  return {uvec2_of(b == 64 ? ~uint64_t(0) : (uint64_t(1) << b) - 1), uvec2_of(0)};
+}
+
+// `e`, an integer GLSL expression (int, uint or a 64-bit type), wrapped to integer type t of at
+// most 32 bits, as value_type(t).
+std::string wrap_int32(DType t, const std::string& e) {
+  const TypeInfo& ti = type_info(t);
+  if (ti.bits == 32) return (ti.is_signed() ? "int" : "uint") + e;
+  char mask[16];
+  std::snprintf(mask, sizeof mask, "0x%xu", (1u << ti.bits) - 1);
+  if (ti.is_signed()) return "bitfieldExtract(int" + e + ", 0, " + std::to_string(ti.bits) + ")";
+  return "(uint" + e + " & " + mask + ")";
 }
 
 // The low bits `bits` (a uvec2 expression) as value_type(t) of integer type t.
 std::string from_int_bits(DType t, const std::string& bits) {
   switch (t) {
-    case DType::U8: return "((" + bits + ").x & 0xffu)";
-    case DType::U16: return "((" + bits + ").x & 0xffffu)";
-    case DType::U32: return "(" + bits + ").x";
-    case DType::S8: return "bitfieldExtract(int((" + bits + ").x), 0, 8)";
-    case DType::S16: return "bitfieldExtract(int((" + bits + ").x), 0, 16)";
-    case DType::S32: return "int((" + bits + ").x)";
     case DType::U64: return "nx_bits_u64(" + bits + ")";
     case DType::S64: return "int64_t(nx_bits_u64(" + bits + "))";
-    default: return bits;
+    default: return wrap_int32(t, "((" + bits + ").x)");
   }
+}
+
+// The type a value converted to packed float type t is held as before gen::store_value writes it.
+// f8 is written from the value's f16 (Nx.Floating.dump_f8), so it is held as that f16 value: an
+// f8 of a zero exponent reads back as another value (Nx.Floating.load_f8: 0x02 is 2^-15 * 1.5,
+// whose f16 is 0x0300), so holding the f8 value itself would store other bits than Nx writes.
+DType held_as(DType t) { return t == DType::F8 ? DType::F16 : t; }
+
+// A float held as float or double (`d`) to the nearest value of packed float type t, held as
+// float again: the helpers of t's format.
+std::string round_to_packed_float(DType t, bool d, const std::string& e) {
+  const std::string fmt = type_info(held_as(t)).float_format;
+  return "nx_" + fmt + "_to_float(nx_" + (d ? "double" : "float") + "_to_" + fmt + e + ")";
 }
 
 // An integer value of type `from` held as `st` to the nearest f32 by Nx's rules.
@@ -201,34 +224,20 @@ std::string convert(const Capabilities& caps, DType from, DType to, const std::s
                                      ": complex types are not supported yet");
   require_type(caps, to, "convert");
   const bool src_float = st == "float" || st == "double";
+  const TypeInfo& to_info = type_info(to);
   if (src_float) {
     const bool d = st == "double";
-    switch (to) {
-      case DType::F64: return d ? e : "nx_f32_to_f64" + e;
-      case DType::F32: return d ? "nx_double_to_float" + e : e;
-      case DType::F16:
-        if (d) return "nx_half_to_float(nx_double_to_half" + e + ")";
-        return from == DType::F16 ? e : "nx_half_to_float(nx_float_to_half" + e + ")";
-      case DType::BF16:
-        if (d) return "nx_bf16_to_float(nx_double_to_bf16" + e + ")";
-        return from == DType::BF16 ? e : "nx_bf16_to_float(nx_float_to_bf16" + e + ")";
-      default: {
-        auto [maxv, minv] = int_limits(to);
-        return from_int_bits(to, std::string(d ? "nx_f64_to_int_bits(" : "nx_f32_to_int_bits(") + expr +
-                                     ", " + maxv + ", " + minv + ")");
-      }
-    }
+    if (to == DType::F64) return d ? e : "nx_f32_to_f64" + e;
+    if (to == DType::F32) return d ? "nx_double_to_float" + e : e;
+    if (to_info.is_float()) return !d && (from == to || from == held_as(to)) ? e : round_to_packed_float(to, d, e);
+    auto [maxv, minv] = int_limits(to);
+    return from_int_bits(to, std::string(d ? "nx_f64_to_int_bits(" : "nx_f32_to_int_bits(") + expr + ", " + maxv +
+                                 ", " + minv + ")");
   }
   // Integer source held as int / uint / int64_t / uint64_t.
   const bool src64 = st == "int64_t" || st == "uint64_t";
   const bool src_signed = st == "int" || st == "int64_t";
   switch (to) {
-    case DType::U8: return "(uint" + e + " & 0xffu)";
-    case DType::U16: return "(uint" + e + " & 0xffffu)";
-    case DType::U32: return "uint" + e;
-    case DType::S8: return "bitfieldExtract(int" + e + ", 0, 8)";
-    case DType::S16: return "bitfieldExtract(int" + e + ", 0, 16)";
-    case DType::S32: return "int" + e;
     case DType::U64:
       if (src64) return "uint64_t" + e;
       return src_signed ? "uint64_t(int64_t" + e + ")" : "uint64_t" + e;
@@ -237,10 +246,12 @@ std::string convert(const Capabilities& caps, DType from, DType to, const std::s
       if (src64) return (src_signed ? "nx_s64_to_f64" : "nx_u64_to_f64") + e;
       return "double" + e;  // exact
     case DType::F32: return int_to_f32(from, st, expr);
-    case DType::F16: return "nx_half_to_float(nx_float_to_half(" + int_to_f32(from, st, expr) + "))";
-    case DType::BF16: return "nx_bf16_to_float(nx_float_to_bf16(" + int_to_f32(from, st, expr) + "))";
-    default: return e;
+    default: break;
   }
+  // Packed floats from the f32 Erlang writes (f16 and f8 through it exactly: an integer of
+  // 65520 or more is infinity either way; f8_e4m3fn saturates at 448).
+  if (to_info.is_float()) return round_to_packed_float(to, false, "(" + int_to_f32(from, st, expr) + ")");
+  return wrap_int32(to, e);
 }
 
 }  // namespace gen

@@ -1,6 +1,7 @@
 #include "ops/codegen.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace nxvk::gen {
 namespace {
@@ -48,6 +49,48 @@ uint nx_float_to_half(float f) {
 uint nx_float_to_bf16(float f) {
   if (isnan(f)) return 0x7fc0u;
   return floatBitsToUint(f) >> 16;
+}
+// f8 (E5M2) as Nx.BinaryBackend reads it (Nx.Floating.load_f8): the upper byte of an f16,
+// except that a zero exponent with a nonzero mantissa m reads as 2^-15 * (1 + m/4), not as the
+// IEEE subnormal m * 2^-16.
+float nx_f8_to_float(uint b) {
+  if ((b & 0x7cu) == 0u && (b & 3u) != 0u) {
+    float f = float(4u + (b & 3u)) * uintBitsToFloat(0x37000000u);  // (4 + m) * 2^-17
+    return (b & 0x80u) != 0u ? -f : f;
+  }
+  return nx_half_to_float(b << 8);
+}
+// Nx writes f8 as the upper byte of the value's f16 (RNE to f16, then truncated): NaN 0x7e.
+uint nx_float_to_f8(float f) { return nx_float_to_half(f) >> 8; }
+// f8_e4m3fn (Nx.Floating.load_f8_e4m3fn): bias 7, subnormals, no infinity, NaN only S.1111.111.
+float nx_f8e4m3fn_to_float(uint b) {
+  uint e = (b >> 3) & 0xfu, m = b & 7u;
+  if (e == 15u && m == 7u) return uintBitsToFloat(0x7fc00000u);
+  float f = e == 0u ? float(m) * uintBitsToFloat(0x3b000000u)  // m * 2^-9
+                    : uintBitsToFloat(((e + 120u) << 23) | (m << 20));
+  return (b & 0x80u) != 0u ? -f : f;
+}
+// Nx.Floating.dump_f8_e4m3fn, step by step: clamp to [-448, 448] (infinity too), exponent
+// floor(log2|x|), mantissa round((|x| / 2^e - 1) * 8) half away from zero and capped at 7 (so
+// values in [1.9375, 2) * 2^e become 1.875 * 2^e, not 2^(e+1)); below 2^-6 round(|x| * 512)
+// capped at 7; exponent 15 caps the mantissa at 6 (448). NaN 0x7f; -0.0 keeps its sign.
+uint nx_f8e4m3fn_mantissa(float y) {  // round half away from zero of y >= 0, capped at 7
+  uint m = uint(y);
+  if (y - float(m) >= 0.5) m += 1u;
+  return min(m, 7u);
+}
+uint nx_float_to_f8e4m3fn(float f) {
+  if (isnan(f)) return 0x7fu;
+  uint sign = (floatBitsToUint(f) >> 24) & 0x80u;
+  float a = abs(f);
+  if (a == 0.0) return sign;
+  if (a >= 448.0) return sign | 0x7eu;
+  int eu = int(floatBitsToUint(a) >> 23) - 127;  // floor(log2(a)) (f32 subnormals: -127)
+  if (eu + 7 <= 0) return sign | nx_f8e4m3fn_mantissa(a * 512.0);
+  float sig = a * uintBitsToFloat(uint(127 - eu) << 23);
+  uint m = nx_f8e4m3fn_mantissa((sig - 1.0) * 8.0);
+  if (eu + 7 == 15 && m >= 7u) m = 6u;
+  return sign | (uint(eu + 7) << 3) | m;
 }
 )GLSL";
 
@@ -105,32 +148,65 @@ uint nx_double_to_half(double d) {
   return b | ((unpackDouble2x32(d).y >> 31) << 15);
 }
 uint nx_double_to_bf16(double d) { return nx_float_to_bf16(nx_double_to_float(d)); }
+uint nx_double_to_f8(double d) { return nx_double_to_half(d) >> 8; }
+double nx_pow2_f64(int e) { return packDouble2x32(uvec2(0u, uint(1023 + e) << 20)); }  // e in [-1022, 1023]
+uint nx_f8e4m3fn_mantissa_f64(double y) {  // round half away from zero of y, capped to [0, 7]
+  if (y < 0.0lf) return 0u;
+  uint m = uint(y);
+  if (y - double(m) >= 0.5lf) m += 1u;
+  return min(m, 7u);
+}
+// As nx_float_to_f8e4m3fn, plus Nx's floor(:math.log2(x)) for doubles: libm's correctly rounded
+// log2 of an x a few ulps below 2^k is the integer k itself (log2(x) ~ k - 1.4427 * (1 - x/2^k)
+// rounds to k), so Nx takes the exponent k and the mantissa 0 there.
+uint nx_double_to_f8e4m3fn(double d) {
+  if (isnan(d)) return 0x7fu;
+  uvec2 u = unpackDouble2x32(d);
+  uint sign = (u.y >> 24) & 0x80u;
+  double a = abs(d);
+  if (a == 0.0lf) return sign;
+  if (a >= 448.0lf) return sign | 0x7eu;
+  uint ef = (u.y >> 20) & 0x7ffu;
+  if (ef == 0u) return sign;  // double subnormal: rounds to zero
+  int eu = int(ef) - 1023;
+  double k = double(eu + 1);
+  double eps = 1.0lf - a * nx_pow2_f64(-(eu + 1));  // exact
+  precise double l = k - 1.4426950408889634lf * eps;
+  if (l == k) eu += 1;
+  if (eu + 7 <= 0) return sign | nx_f8e4m3fn_mantissa_f64(a * 512.0lf);
+  uint m = nx_f8e4m3fn_mantissa_f64((a * nx_pow2_f64(-eu) - 1.0lf) * 8.0lf);
+  if (eu + 7 == 15 && m >= 7u) m = 6u;
+  return sign | (uint(eu + 7) << 3) | m;
+}
 double nx_canonical_nan_f64(double d) { return isnan(d) ? packDouble2x32(uvec2(0u, 0x7ff80000u)) : d; }
 )GLSL";
 
-bool narrow(DType t) { return type_bytes(t) < 4; }
+bool narrow(DType t) { return type_info(t).packed(); }
+
+uint32_t log2u(uint32_t x) {
+  uint32_t l = 0;
+  while ((1u << l) < x) ++l;
+  return l;
+}
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llxu", static_cast<unsigned long long>(v));
+  return buf;
+}
 
 }  // namespace
 
-std::string value_type(DType type) {
-  switch (type) {
-    case DType::U8:
-    case DType::U16:
-    case DType::U32: return "uint";
-    case DType::S8:
-    case DType::S16:
-    case DType::S32: return "int";
-    case DType::U64: return "uint64_t";
-    case DType::S64: return "int64_t";
-    case DType::F16:
-    case DType::BF16:
-    case DType::F32: return "float";
-    case DType::F64: return "double";
-    case DType::C64: return "vec2";
-    case DType::C128: return "dvec2";
-  }
-  return "uint";
+uint32_t elements_per_word(DType type) { return narrow(type) ? 32 / type_info(type).bits : 1; }
+
+std::string packed_shift(DType type, const std::string& pos) {
+  const uint32_t bits = type_info(type).bits;
+  // Below 8 bits Nx packs the first element of a byte in its most significant bits.
+  if (bits < 8) return "(((" + pos + ") ^ " + std::to_string(8 / bits - 1) + "u) * " + std::to_string(bits) + "u)";
+  return "((" + pos + ") * " + std::to_string(bits) + "u)";
 }
+
+std::string value_type(DType type) { return type_info(type).glsl; }
 
 std::string float_compute_type(const Capabilities& caps) { return caps.float64 ? "double" : "float"; }
 
@@ -147,15 +223,10 @@ std::string preamble(const Capabilities& caps) {
 }
 
 std::string buffer(uint32_t binding, const std::string& name, DType type, bool read_only) {
-  std::string elem;
-  switch (type) {
-    case DType::U64: elem = "uint64_t"; break;
-    case DType::S64: elem = "uint64_t"; break;
-    case DType::F64: elem = "double"; break;
-    case DType::C64: elem = "vec2"; break;
-    case DType::C128: elem = "dvec2"; break;
-    default: elem = "uint"; break;
-  }
+  const TypeInfo& t = type_info(type);
+  // Packed and 32-bit types are uint words; 64-bit integers uint64_t (signed ones converted on
+  // load); f64 and complex their own GLSL type.
+  const std::string elem = t.bits <= 32 ? "uint" : t.is_integer() ? "uint64_t" : t.glsl;
   return "layout(std430, binding = " + std::to_string(binding) + ") " + (read_only ? "readonly " : "") +
          "buffer " + name + "_t { " + elem + " w[]; } " + name + ";\n";
 }
@@ -165,64 +236,56 @@ std::string params_buffer(uint32_t binding) {
 }
 
 std::string load(DType type, const std::string& name, const std::string& i) {
+  const TypeInfo& t = type_info(type);
   const std::string w = name + ".w";
-  switch (type) {
-    case DType::U8: return "((" + w + "[(" + i + ") >> 2] >> (((" + i + ") & 3u) * 8u)) & 0xffu)";
-    case DType::S8: return "bitfieldExtract(int(" + w + "[(" + i + ") >> 2]), int(((" + i + ") & 3u) * 8u), 8)";
-    case DType::U16: return "((" + w + "[(" + i + ") >> 1] >> (((" + i + ") & 1u) * 16u)) & 0xffffu)";
-    case DType::S16: return "bitfieldExtract(int(" + w + "[(" + i + ") >> 1]), int(((" + i + ") & 1u) * 16u), 16)";
-    case DType::U32: return w + "[" + i + "]";
-    case DType::S32: return "int(" + w + "[" + i + "])";
-    case DType::F16: return "nx_half_to_float((" + w + "[(" + i + ") >> 1] >> (((" + i + ") & 1u) * 16u)) & 0xffffu)";
-    case DType::BF16: return "nx_bf16_to_float((" + w + "[(" + i + ") >> 1] >> (((" + i + ") & 1u) * 16u)) & 0xffffu)";
-    case DType::F32: return "uintBitsToFloat(" + w + "[" + i + "])";
-    case DType::U64: return w + "[" + i + "]";
-    case DType::S64: return "int64_t(" + w + "[" + i + "])";
-    case DType::F64:
-    case DType::C64:
-    case DType::C128: return w + "[" + i + "]";
+  if (t.packed()) {
+    const uint32_t per = elements_per_word(type);
+    const std::string word = w + "[(" + i + ") >> " + std::to_string(log2u(per)) + "u]";
+    const std::string shift = packed_shift(type, "(" + i + ") & " + std::to_string(per - 1) + "u");
+    const std::string bits = std::to_string(t.bits);
+    if (t.is_signed()) return "bitfieldExtract(int(" + word + "), int(" + shift + "), " + bits + ")";
+    const std::string raw = "((" + word + " >> " + shift + ") & " + hex((1ull << t.bits) - 1) + ")";
+    if (t.is_float()) return std::string("nx_") + t.float_format + "_to_float(" + raw + ")";
+    return raw;
   }
-  return w + "[" + i + "]";
+  switch (type) {
+    case DType::S32: return "int(" + w + "[" + i + "])";
+    case DType::F32: return "uintBitsToFloat(" + w + "[" + i + "])";
+    case DType::S64: return "int64_t(" + w + "[" + i + "])";
+    default: return w + "[" + i + "]";  // u32, u64, f64, complex
+  }
 }
 
 std::string store_value(DType out, const std::string& v, const std::string& v_type, bool canonical_nan) {
+  const TypeInfo& t = type_info(out);
   const bool from_double = v_type == "double";
+  if (t.packed()) {
+    if (t.is_float()) return std::string(from_double ? "nx_double_to_" : "nx_float_to_") + t.float_format + "(" + v + ")";
+    return "(uint(" + v + ") & " + hex((1ull << t.bits) - 1) + ")";
+  }
   switch (out) {
-    case DType::U8:
-    case DType::S8: return "(uint(" + v + ") & 0xffu)";
-    case DType::U16:
-    case DType::S16: return "(uint(" + v + ") & 0xffffu)";
     case DType::U32:
     case DType::S32: return "uint(" + v + ")";
     case DType::U64:
     case DType::S64: return "uint64_t(" + v + ")";
-    case DType::F16:
-      return from_double ? "nx_double_to_half(" + v + ")" : "nx_float_to_half(" + v + ")";
-    case DType::BF16:
-      return from_double ? "nx_double_to_bf16(" + v + ")" : "nx_float_to_bf16(" + v + ")";
     case DType::F32:
       if (from_double) return "floatBitsToUint(nx_double_to_float(" + v + "))";
       return canonical_nan ? "(isnan(" + v + ") ? 0x7fc00000u : floatBitsToUint(" + v + "))"
                            : "floatBitsToUint(" + v + ")";
     case DType::F64: return canonical_nan ? "nx_canonical_nan_f64(double(" + v + "))" : "double(" + v + ")";
-    case DType::C64:
-    case DType::C128: return v;
+    default: return v;  // complex
   }
-  return v;
 }
 
 DType bits_type(DType type, const Capabilities& caps) {
-  switch (type_bytes(type)) {
-    case 1: return DType::U8;
-    case 2: return DType::U16;
-    case 4: return DType::U32;
-    case 8: return caps.int64 ? DType::U64 : caps.float64 ? DType::F64 : DType::C64;  // c64 alone: vec2 moves
-    default: return type;  // complex: vec2/dvec2 moves keep their bits
-  }
+  const TypeInfo& t = type_info(type);
+  if (t.is_complex()) return type;  // vec2/dvec2 moves keep their bits
+  if (t.bits == 64 && !caps.int64) return caps.float64 ? DType::F64 : DType::C64;  // a double/vec2 load keeps bits
+  return *unsigned_type_of_bits(t.bits);
 }
 
 uint64_t elementwise_invocations(DType out_type, uint64_t n) {
-  uint64_t per_word = narrow(out_type) ? 4 / type_bytes(out_type) : 1;
+  const uint64_t per_word = elements_per_word(out_type);
   return (n + per_word - 1) / per_word;
 }
 
@@ -239,7 +302,7 @@ std::string elementwise_main(DType out_type, const std::string& out, const std::
     s += "      uint i = word * " + std::to_string(per_word) + "u + e;\n";
     s += "      if (i >= pc.n) break;\n";
     s += "      " + body + "\n";
-    s += "      packed |= " + store_value(out_type, "v", v_type, canonical_nan) + " << (e * " + std::to_string(bits) + "u);\n";
+    s += "      packed |= " + store_value(out_type, "v", v_type, canonical_nan) + " << " + packed_shift(out_type, "e") + ";\n";
     s += "    }\n";
     s += "    " + out + ".w[word] = packed;\n";
     s += "  }\n";

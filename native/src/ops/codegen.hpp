@@ -1,8 +1,10 @@
 // Building blocks for the GLSL that op kernels are generated from at run time (compiled by
 // shaderc, cached by source hash). One place decides how each Nx type is stored and held:
-//  - 8- and 16-bit types are stored packed in 32-bit words (no 8/16-bit storage feature needed);
-//    a kernel writing them produces whole words, so no two invocations share a word;
-//  - f16 and bf16 are converted by integer code with round-to-nearest-even, never by the driver;
+//  - types of fewer than 32 bits (2, 4, 8, 16) are stored packed in 32-bit words (no 8/16-bit
+//    storage feature needed); a kernel writing them produces whole words, so no two invocations
+//    share a word and no atomics are needed;
+//  - f16, bf16, f8 and f8_e4m3fn are converted by integer code, by Nx.BinaryBackend's rules
+//    (f16 round to nearest even; bf16 and f8 truncated from f32 and f16), never by the driver;
 //  - 64-bit types use uint64_t / int64_t / double arrays and need int64 / float64.
 #pragma once
 
@@ -17,8 +19,14 @@ namespace nxvk::gen {
 
 constexpr uint32_t kWorkgroupSize = 256;
 
-// GLSL type that holds a value of `type` in registers.
+// GLSL type that holds a value of `type` in registers (the type table's glsl column).
 std::string value_type(DType type);
+// Elements of `type` per 32-bit word (1 for types of 32 bits or more).
+uint32_t elements_per_word(DType type);
+// GLSL uint expression: the bit offset in its word of the packed element at word position `pos`
+// (little-endian bytes; below 8 bits the first element of a byte in its most significant bits,
+// as in Nx's bitstrings).
+std::string packed_shift(DType type, const std::string& pos);
 // Floating-point arithmetic for float ops: "double" where the device has f64 (so f32, f16 and
 // bf16 results are rounded once from a far more precise value, as Nx.BinaryBackend does), else
 // "float".
@@ -28,6 +36,7 @@ std::string float_compute_type(const Capabilities& caps);
 //   float nx_half_to_float(uint bits)      uint nx_float_to_half(float v)   (RNE, exact bits)
 //   float nx_bf16_to_float(uint bits)      uint nx_float_to_bf16(float v)   (RNE, NaN kept quiet)
 //   uint nx_double_to_half(double), uint nx_double_to_bf16(double), float nx_double_to_float(double)
+//   and the same three for each packed float format of the type table (f8, f8e4m3fn)
 // (the double helpers only where the device has f64).
 std::string preamble(const Capabilities& caps);
 
@@ -41,8 +50,9 @@ std::string params_buffer(uint32_t binding);
 std::string load(DType type, const std::string& name, const std::string& index);
 
 // Expression converting `expr`, held as value_type(from) (or as `double`/`float` when `from` is a
-// float computed in float_compute_type), to value_type(to) by Nx's as_type rules. Declared here so
-// every kernel converts the same way; implemented with the casts.
+// float computed in float_compute_type), to value_type(to) by Nx's as_type rules, for
+// store_value to write. (An f8 result is held as its f16 value, from which Nx writes f8: see
+// cast.cpp.) Declared here so every kernel converts the same way; implemented with the casts.
 std::string convert(const Capabilities& caps, DType from, DType to, const std::string& expr,
                     const std::string& from_glsl_type = "");
 // The GLSL functions convert's expressions call (part of preamble(); defined in cast.cpp).

@@ -1,7 +1,9 @@
 // constant, iota, eye. A constant is converted on the host by the same rules as as_type (see
 // cast.cpp) and written with vkCmdFillBuffer; iota and eye are generated kernels whose counters
 // go through gen::convert, so large iotas round as Nx.BinaryBackend rounds integers to floats.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 #include <cstring>
 
 #include "nxvk/ops.hpp"
@@ -17,6 +19,21 @@ uint32_t f32_bits(float f) { uint32_t b; std::memcpy(&b, &f, 4); return b; }
 float int_to_f32(bool neg, uint64_t mag) {
   float f = mag >= (uint64_t(1) << 59) ? static_cast<float>(static_cast<double>(mag)) : static_cast<float>(mag);
   return neg ? -f : f;
+}
+
+// Nx.Floating.dump_f8_e4m3fn, as written there (floor of libm's log2, round half away from zero,
+// the caps at 7 and 6); the kernels' nx_double_to_f8e4m3fn reproduces it (codegen.cpp).
+uint64_t dump_f8e4m3fn(double x) {
+  if (std::isnan(x)) return 0x7f;
+  const uint64_t sign = std::signbit(x) ? 0x80 : 0;
+  const double a = std::fmin(std::fabs(x), 448.0);
+  if (a == 0) return sign;
+  const int e = static_cast<int>(std::floor(std::log2(a)));
+  if (e + 7 <= 0) return sign | std::min<uint64_t>(7, static_cast<uint64_t>(std::round(a * 512)));
+  const double m = std::round((a / std::ldexp(1.0, e) - 1.0) * 8);
+  uint64_t mant = static_cast<uint64_t>(std::max(0.0, std::min(7.0, m)));
+  if (e + 7 == 15 && mant >= 7) mant = 6;
+  return sign | (static_cast<uint64_t>(e + 7) << 3) | mant;
 }
 
 uint64_t bits_of(DType type, const Scalar& value) {
@@ -61,12 +78,15 @@ uint64_t bits_of(DType type, const Scalar& value) {
       float f = is_int_value ? int_to_f32(neg, mag) : static_cast<float>(d);
       return std::isnan(f) ? 0x7fc0u : f32_bits(f) >> 16;
     }
-    case DType::F16: {
+    case DType::F16:
+    case DType::F8: {  // f8: the upper byte of the f16 (Nx.Floating.dump_f8)
       _Float16 h = is_int_value ? static_cast<_Float16>(int_to_f32(neg, mag)) : static_cast<_Float16>(d);
       uint16_t b;
       std::memcpy(&b, &h, 2);
-      return std::isnan(d) && !is_int_value ? 0x7e00u : b;
+      if (std::isnan(d) && !is_int_value) b = 0x7e00u;
+      return type == DType::F8 ? b >> 8 : b;
     }
+    case DType::F8E4M3FN: return dump_f8e4m3fn(is_int_value ? int_to_f32(neg, mag) : d);
     default: fail(ErrorKind::Unsupported, "constant: complex types are not supported yet");
   }
 }
@@ -92,36 +112,53 @@ void check_real(DType t, const char* op) {
   if (type_info(t).is_complex()) fail(ErrorKind::Unsupported, std::string(op) + ": complex types are not supported yet");
 }
 
+// The words one element of `type` holding `value` occupies (a sub-word element repeated across
+// its word). Complex: the real and imaginary parts as the component float type, by the rules of
+// a real constant (a real value has imaginary part 0).
+std::vector<uint32_t> element_words(DType type, const Scalar& value) {
+  const TypeInfo& ti = type_info(type);
+  std::vector<uint32_t> w;
+  if (ti.is_complex()) {
+    const DType part = type == DType::C64 ? DType::F32 : DType::F64;
+    const Scalar re = value.kind == Scalar::Kind::Complex ? Scalar::of_float(value.re) : value;
+    const Scalar im = Scalar::of_float(value.kind == Scalar::Kind::Complex ? value.im : 0.0);
+    for (const Scalar& c : {re, im}) {
+      const uint64_t b = bits_of(part, c);
+      w.push_back(static_cast<uint32_t>(b));
+      if (part == DType::F64) w.push_back(static_cast<uint32_t>(b >> 32));
+    }
+    return w;
+  }
+  if (value.kind == Scalar::Kind::Complex)
+    fail(ErrorKind::InvalidArgument, std::string("constant: a complex value for the real type ") + ti.name);
+  const uint64_t bits = bits_of(type, value);
+  if (ti.bits == 64) return {static_cast<uint32_t>(bits), static_cast<uint32_t>(bits >> 32)};
+  uint32_t word = 0;
+  for (uint32_t k = 0; k < 32; k += ti.bits) word |= static_cast<uint32_t>(bits) << k;
+  return {word};
+}
+
 }  // namespace
 
 Tensor constant(Device& device, DType type, const Shape& shape, const Scalar& value) {
-  check_real(type, "constant");
-  if (value.kind == Scalar::Kind::Complex) fail(ErrorKind::Unsupported, "constant: complex types are not supported yet");
   Tensor out = empty_tensor(device, type, shape, "constant");
-  const uint64_t bits = bits_of(type, value);
+  const std::vector<uint32_t> w = element_words(type, value);
   const uint64_t bytes = (out.bytes() + 3) / 4 * 4;
   if (bytes == 0) return out;
-  switch (type_bytes(type)) {
-    case 1: device.fill(*out.buffer, 0, bytes, static_cast<uint32_t>(bits) * 0x01010101u); break;
-    case 2: device.fill(*out.buffer, 0, bytes, static_cast<uint32_t>(bits) * 0x00010001u); break;
-    case 4: device.fill(*out.buffer, 0, bytes, static_cast<uint32_t>(bits)); break;
-    default: {
-      const uint32_t lo = static_cast<uint32_t>(bits), hi = static_cast<uint32_t>(bits >> 32);
-      if (lo == hi) {
-        device.fill(*out.buffer, 0, bytes, lo);
-        break;
-      }
-      // Two words per element: a word-granular kernel, valid for any 64-bit type.
-      gen::check_index_range("constant", out.size() * 2);
-      const uint32_t words = static_cast<uint32_t>(out.size() * 2);
-      std::string src = gen::preamble(device.caps()) + gen::buffer(0, "dst", DType::U32, false) +
-                        "layout(push_constant) uniform Push { uint n; uint lo; uint hi; } pc;\n" +
-                        gen::elementwise_main(DType::U32, "dst", "uint v = (i & 1u) == 0u ? pc.lo : pc.hi;", "uint");
-      const uint32_t push[] = {words, lo, hi};
-      BufferView views[] = {{out.buffer}};
-      gen::launch(device, "constant64", src, views, std::as_bytes(std::span(push)), words);
-    }
+  if (std::all_of(w.begin(), w.end(), [&](uint32_t x) { return x == w[0]; })) {
+    device.fill(*out.buffer, 0, bytes, w[0]);
+    return out;
   }
+  // Several words per element (64-bit and complex types): a word-granular kernel.
+  const uint64_t n = static_cast<uint64_t>(out.size()) * w.size();
+  gen::check_index_range("constant", static_cast<int64_t>(n));
+  std::string src = gen::preamble(device.caps()) + gen::buffer(0, "dst", DType::U32, false) +
+                    "layout(push_constant) uniform Push { uint n; uint w[4]; } pc;\n" +
+                    gen::elementwise_main(DType::U32, "dst", "uint v = pc.w[i % " + std::to_string(w.size()) + "u];", "uint");
+  uint32_t push[5] = {static_cast<uint32_t>(n), 0, 0, 0, 0};
+  std::copy(w.begin(), w.end(), push + 1);
+  BufferView views[] = {{out.buffer}};
+  gen::launch(device, "constant_words", src, views, std::as_bytes(std::span(push)), n);
   return out;
 }
 

@@ -558,7 +558,7 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
   }
   if (is_float(t)) bad(name, std::string("integer types only, got ") + type_name(t));
   const uint32_t bits = type_info(t).bits;
-  const std::string mask = bits == 8 ? "0xffu" : bits == 16 ? "0xffffu" : "0xffffffffu";
+  const std::string mask = bits >= 32 ? "0xffffffffu" : std::to_string((1u << bits) - 1) + "u";
   switch (op) {
     case UnaryOp::bitwise_not: return {ht + " v = ~a;", ht};
     case UnaryOp::count_leading_zeros:

@@ -65,7 +65,7 @@ Tensor run(const std::string& op, DType out_type, const Shape& out_shape, const 
   const Capabilities& caps = device.caps();
   const DType bt = gen::bits_type(out_type, caps);
   for (const auto& s : sources) {
-    if (type_bytes(s.tensor.type) != type_bytes(out_type))
+    if (type_info(s.tensor.type).bits != type_info(out_type).bits)
       fail(ErrorKind::Internal, op + ": gather source of type " + type_name(s.tensor.type) + " for output " +
                                     type_name(out_type));
     if (&s.tensor.device() != &device)
@@ -147,13 +147,7 @@ Tensor clamped_starts(const std::string& op, const std::vector<Tensor>& starts, 
     if (&s.device() != &device) fail(ErrorKind::InvalidArgument, op + ": start indices are on different devices");
     const int64_t hi = dims[k] - lengths[k];
     // Clamp in a type wide enough for the start's type (Nx: min(max(start, 0), dim - length)).
-    std::string t, load = gen::load(s.type, "s", "0u");
-    switch (s.type) {
-      case DType::U64: t = "uint64_t"; break;
-      case DType::S64: t = "int64_t"; break;
-      case DType::U8: case DType::U16: case DType::U32: t = "uint"; break;
-      default: t = "int"; break;
-    }
+    const std::string t = gen::value_type(s.type), load = gen::load(s.type, "s", "0u");
     const bool is_unsigned = !type_info(s.type).is_signed();
     std::string src = gen::preamble(caps) + gen::buffer(0, "s", s.type, true) + gen::buffer(1, "o", DType::U32, false) +
                       "layout(push_constant) uniform Push { uint d; uint hi; } pc;\n"

@@ -59,19 +59,23 @@ DType store_type_of(const std::string& acc) {
   return DType::U32;
 }
 
+// The identity of max (highest = false) or min as a GLSL value_type(t) literal: the type's lowest
+// or highest value (floats: -inf or +inf, which packed float types store as Nx does).
 std::string lowest(DType t, bool highest) {
+  const TypeInfo& ti = type_info(t);
   switch (t) {
-    case DType::U8: return highest ? "0xffu" : "0u";
-    case DType::U16: return highest ? "0xffffu" : "0u";
-    case DType::U32: return highest ? "0xffffffffu" : "0u";
     case DType::U64: return highest ? "uint64_t(0xffffffffffffffffUL)" : "uint64_t(0)";
-    case DType::S8: return highest ? "127" : "-128";
-    case DType::S16: return highest ? "32767" : "-32768";
-    case DType::S32: return highest ? "2147483647" : "(-2147483647 - 1)";
     case DType::S64: return highest ? "int64_t(0x7fffffffffffffffL)" : "(int64_t(-0x7fffffffffffffffL) - int64_t(1))";
     case DType::F64: return highest ? "packDouble2x32(uvec2(0u, 0x7ff00000u))" : "packDouble2x32(uvec2(0u, 0xfff00000u))";
-    default: return highest ? "uintBitsToFloat(0x7f800000u)" : "uintBitsToFloat(0xff800000u)";
+    default: break;
   }
+  if (ti.is_float()) return highest ? "uintBitsToFloat(0x7f800000u)" : "uintBitsToFloat(0xff800000u)";
+  const uint32_t b = ti.bits;
+  if (ti.is_signed()) {
+    const int64_t hi = (int64_t(1) << (b - 1)) - 1;
+    return highest ? std::to_string(hi) : "(" + std::to_string(-hi) + " - 1)";
+  }
+  return highest ? std::to_string((uint64_t(1) << b) - 1) + "u" : "0u";
 }
 
 StateSpec make_spec(Kind kind, DType in, DType out, const Capabilities& caps, bool tie_high) {
@@ -187,7 +191,7 @@ struct Reducer {
   const Capabilities& caps;
   StateSpec spec;
 
-  bool direct_final() const { return type_bytes(spec.out) >= 4; }
+  bool direct_final() const { return !type_info(spec.out).packed(); }
 
   Tensor u32_or_dummy(int64_t n, bool need) {
     return empty_tensor(device, DType::U32, {need ? std::max<int64_t>(n, 1) : 1}, op);
@@ -199,7 +203,7 @@ struct Reducer {
   void dispatch_chunked(const std::string& name, const std::string& glsl, const PassInput& in, const Tensor& out,
                         const Tensor& outi, uint64_t units, uint64_t units_per_chunk_hint, Range unit_elems,
                         std::vector<uint32_t> push_head, uint64_t invocations_per_unit, uint64_t group_units) {
-    const uint64_t ebytes = type_bytes(in.values.type);
+    const uint64_t ebits = type_info(in.values.type).bits;
     const uint64_t range = caps.max_storage_buffer_range;
     const uint64_t align = std::max<uint64_t>(caps.min_storage_buffer_offset_alignment, 4);
     uint64_t per = units;
@@ -207,12 +211,12 @@ struct Reducer {
     for (uint64_t u0 = 0; u0 < units; u0 += per) {
       const uint64_t u1 = std::min(units, u0 + per);
       auto [e0, e1] = unit_elems(u0, u1);
-      uint64_t off = e0 * ebytes, len = (e1 - e0) * ebytes;
+      uint64_t off = e0 * ebits / 8, len = ((e1 - e0) * ebits + 7) / 8;
       if (in.values.bytes() <= range) {
         off = 0;
         len = 0;
         e0 = 0;
-      } else if (off % align != 0 || len > range || per == 0) {
+      } else if (e0 * ebits % 8 != 0 || off % align != 0 || len > range || per == 0) {
         fail(ErrorKind::Unsupported, op + ": input of " + std::to_string(in.values.bytes()) +
                                          " bytes exceeds maxStorageBufferRange (" + std::to_string(range) +
                                          " bytes) and this layout cannot be split into bindable chunks");
@@ -289,10 +293,10 @@ void main() {
     }
     const uint64_t units = sequential ? K : K * nb;
     // Chunks: whole rows when K > 1, whole blocks of the single row when K == 1.
-    const uint64_t ebytes = type_bytes(in.values.type);
+    const uint64_t range_bits = caps.max_storage_buffer_range * 8, ebits = type_info(in.values.type).bits;
     uint64_t hint;
-    if (K == 1 && !sequential) hint = std::max<uint64_t>(1, caps.max_storage_buffer_range / (kBlock * ebytes));
-    else hint = std::max<uint64_t>(1, caps.max_storage_buffer_range / std::max<uint64_t>(1, R * ebytes)) * (sequential ? 1 : nb);
+    if (K == 1 && !sequential) hint = std::max<uint64_t>(1, range_bits / (kBlock * ebits));
+    else hint = std::max<uint64_t>(1, range_bits / std::max<uint64_t>(1, R * ebits)) * (sequential ? 1 : nb);
     auto elems = [&](uint64_t u0, uint64_t u1) {
       if (sequential) return std::pair<uint64_t, uint64_t>(u0 * R, u1 * R);
       const uint64_t k0 = u0 / nb, j0 = u0 % nb, k1 = (u1 - 1) / nb, j1 = (u1 - 1) % nb;
@@ -328,11 +332,11 @@ void main() {
 }
 )GLSL";
     const uint64_t units = B * nc * N;
-    const uint64_t ebytes = type_bytes(in.values.type);
+    const uint64_t range_bits = caps.max_storage_buffer_range * 8, ebits = type_info(in.values.type).bits;
     // Chunks: whole row-chunks (C rows) when B == 1, whole batches otherwise.
-    uint64_t hint = B == 1 ? std::max<uint64_t>(1, caps.max_storage_buffer_range / (C * N * ebytes)) * N
-                           : std::max<uint64_t>(1, caps.max_storage_buffer_range / (R * N * ebytes)) * nc * N;
-    if (B == 1 && C * N * ebytes > caps.max_storage_buffer_range) hint = 0;
+    uint64_t hint = B == 1 ? std::max<uint64_t>(1, range_bits / (C * N * ebits)) * N
+                           : std::max<uint64_t>(1, range_bits / (R * N * ebits)) * nc * N;
+    if (B == 1 && C * N * ebits > range_bits) hint = 0;
     auto elems = [&](uint64_t u0, uint64_t u1) {
       const uint64_t c0 = u0 / N, c1 = (u1 - 1) / N;  // (b, c) pairs
       const uint64_t b0 = c0 / nc, b1 = c1 / nc;

@@ -17,8 +17,12 @@ Tensor from_binary(Device& device, DType type, const Shape& shape, std::span<con
 
 std::vector<std::byte> to_binary(const Tensor& tensor, int64_t limit) {
   int64_t elements = limit < 0 ? tensor.size() : std::min(limit, tensor.size());
-  std::vector<std::byte> out(static_cast<size_t>(elements) * type_bytes(tensor.type));
+  std::vector<std::byte> out(storage_bytes(tensor.type, static_cast<uint64_t>(elements)));
   tensor.device().read(*tensor.buffer, 0, out.data(), out.size());
+  // Sub-byte types: the bits past the last element (the low bits of the last byte, as Nx packs
+  // them) are whatever the buffer held; they are returned as zeros.
+  const uint64_t used = static_cast<uint64_t>(elements) * type_info(tensor.type).bits % 8;
+  if (used) out.back() &= std::byte(0xff << (8 - used));
   return out;
 }
 

@@ -6,7 +6,7 @@
 namespace nxvk::shape_internal {
 
 std::optional<Tensor> tiled_transpose(const Tensor& x, const std::vector<int64_t>& perm, const Shape& out_shape) {
-  if (type_bytes(x.type) < 4 || x.size() == 0) return std::nullopt;
+  if (type_info(x.type).packed() || x.size() == 0) return std::nullopt;
   // Merge input axes that stay adjacent and in order in the output; drop size-1 axes first.
   std::vector<int64_t> axes;  // perm without size-1 axes
   for (int64_t a : perm)

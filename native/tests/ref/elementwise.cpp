@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "ref/float8.hpp"
+
 namespace nxvk::ref {
 namespace {
 
@@ -35,6 +37,15 @@ double to_double(const Value& v) { return v.is_float ? v.f : static_cast<double>
 
 Value read_value(DType t, const Bytes& d, size_t i) {
   Value v;
+  const TypeInfo& info = type_info(t);
+  if (info.bits < 8 || t == DType::F8 || t == DType::F8E4M3FN) {
+    const uint64_t b = get_element_bits(reinterpret_cast<const uint8_t*>(d.data()), info.bits, i);
+    if (t == DType::F8) return Value{true, 0, load_f8(static_cast<uint32_t>(b))};
+    if (t == DType::F8E4M3FN) return Value{true, 0, load_f8e4m3fn(static_cast<uint32_t>(b))};
+    const int sh = 64 - static_cast<int>(info.bits);
+    v.i = info.is_signed() ? static_cast<__int128>(static_cast<int64_t>(b << sh) >> sh) : static_cast<__int128>(b);
+    return v;
+  }
   switch (t) {
     case DType::U8: v.i = get<uint8_t>(d, i); break;
     case DType::U16: v.i = get<uint16_t>(d, i); break;
@@ -73,6 +84,8 @@ void write_value(DType t, const Value& v, Bytes& d, size_t i) {
       if (v.f < 0) bits = 0 - bits;
     }
     switch (info.bits) {
+      case 2:
+      case 4: set_element_bits(reinterpret_cast<uint8_t*>(d.data()), info.bits, i, bits); break;
       case 8: put<uint8_t>(d, i, static_cast<uint8_t>(bits)); break;
       case 16: put<uint16_t>(d, i, static_cast<uint16_t>(bits)); break;
       case 32: put<uint32_t>(d, i, static_cast<uint32_t>(bits)); break;
@@ -81,6 +94,12 @@ void write_value(DType t, const Value& v, Bytes& d, size_t i) {
     return;
   }
   switch (t) {
+    case DType::F8:  // <<x::float-16>> of the number (an integer through its double)
+      put<uint8_t>(d, i, static_cast<uint8_t>(dump_f8(to_double(v))));
+      break;
+    case DType::F8E4M3FN:  // x * 1.0, then dump_f8_e4m3fn
+      put<uint8_t>(d, i, static_cast<uint8_t>(dump_f8e4m3fn(to_double(v))));
+      break;
     case DType::F64: {
       double x = v.is_float ? v.f : static_cast<double>(v.i);
       if (std::isnan(x)) put<uint64_t>(d, i, 0x7ff8000000000000ull);
@@ -122,10 +141,14 @@ size_t broadcast_index(const Shape& out, const Shape& s, size_t i) {
   return index;
 }
 
-Bytes as_type(DType from, const Bytes& x, DType to) {
-  const size_t n = x.size() / type_bytes(from);
+size_t element_count(DType t, const Bytes& x, size_t n) {
+  return n != kAllElements ? n : x.size() * 8 / type_info(t).bits;
+}
+
+Bytes as_type(DType from, const Bytes& x, DType to, size_t count) {
+  const size_t n = element_count(from, x, count);
   if (from == to) return x;
-  Bytes out(n * type_bytes(to));
+  Bytes out(storage_bytes(to, n));
   for (size_t i = 0; i < n; ++i) write_value(to, read_value(from, x, i), out, i);
   return out;
 }
@@ -190,9 +213,9 @@ double unary_math(UnaryOp op, double x) {
 
 }  // namespace
 
-Bytes unary(UnaryOp op, DType type, const Bytes& x, DType out) {
-  const size_t n = x.size() / type_bytes(type);
-  Bytes r(n * type_bytes(out));
+Bytes unary(UnaryOp op, DType type, const Bytes& x, DType out, size_t count) {
+  const size_t n = element_count(type, x, count);
+  Bytes r(storage_bytes(out, n));
   const TypeInfo& ti = type_info(type);
   for (size_t i = 0; i < n; ++i) {
     Value a = read_value(type, x, i), v;
@@ -306,7 +329,7 @@ Value binary_value(BinaryOp op, const Value& a, const Value& b, DType out) {
 Bytes binary(BinaryOp op, DType ta, const Bytes& a, const Shape& sa, DType tb, const Bytes& b, const Shape& sb,
              DType out, const Shape& out_shape) {
   const size_t n = static_cast<size_t>(shape_size(out_shape));
-  Bytes r(n * type_bytes(out));
+  Bytes r(storage_bytes(out, n));
   for (size_t i = 0; i < n; ++i) {
     Value x = read_value(ta, a, broadcast_index(out_shape, sa, i));
     Value y = read_value(tb, b, broadcast_index(out_shape, sb, i));
@@ -318,7 +341,7 @@ Bytes binary(BinaryOp op, DType ta, const Bytes& a, const Shape& sa, DType tb, c
 Bytes select(DType tp, const Bytes& p, const Shape& sp, DType tt, const Bytes& t, const Shape& st, DType tf,
              const Bytes& f, const Shape& sf, DType out, const Shape& out_shape) {
   const size_t n = static_cast<size_t>(shape_size(out_shape));
-  Bytes r(n * type_bytes(out));
+  Bytes r(storage_bytes(out, n));
   for (size_t i = 0; i < n; ++i) {
     const bool c = nonzero(read_value(tp, p, broadcast_index(out_shape, sp, i)));
     write_value(out, c ? read_value(tt, t, broadcast_index(out_shape, st, i)) : read_value(tf, f, broadcast_index(out_shape, sf, i)), r, i);
@@ -326,9 +349,10 @@ Bytes select(DType tp, const Bytes& p, const Shape& sp, DType tt, const Bytes& t
   return r;
 }
 
-Bytes clip(DType tx, const Bytes& x, DType tmin, const Bytes& min, DType tmax, const Bytes& max, DType out) {
-  const size_t n = x.size() / type_bytes(tx);
-  Bytes r(n * type_bytes(out));
+Bytes clip(DType tx, const Bytes& x, DType tmin, const Bytes& min, DType tmax, const Bytes& max, DType out,
+           size_t count) {
+  const size_t n = element_count(tx, x, count);
+  Bytes r(storage_bytes(out, n));
   const Value lo = read_value(tmin, min, 0), hi = read_value(tmax, max, 0);
   for (size_t i = 0; i < n; ++i) {
     Value v = read_value(tx, x, i);
@@ -342,7 +366,7 @@ Bytes clip(DType tx, const Bytes& x, DType tmin, const Bytes& min, DType tmax, c
 
 Bytes constant(DType type, const Shape& shape, const Scalar& value) {
   const size_t n = static_cast<size_t>(shape_size(shape));
-  Bytes r(n * type_bytes(type));
+  Bytes r(storage_bytes(type, n));
   Value v = value.kind == Scalar::Kind::Float ? fv(value.re)
                                                : iv(value.kind == Scalar::Kind::Signed ? __int128(value.s) : __int128(value.u));
   for (size_t i = 0; i < n; ++i) write_value(type, v, r, i);
@@ -351,7 +375,7 @@ Bytes constant(DType type, const Shape& shape, const Scalar& value) {
 
 Bytes iota(DType type, const Shape& shape, std::optional<int64_t> axis) {
   const size_t n = static_cast<size_t>(shape_size(shape));
-  Bytes r(n * type_bytes(type));
+  Bytes r(storage_bytes(type, n));
   size_t inner = 1;
   if (axis)
     for (size_t d = static_cast<size_t>(*axis) + 1; d < shape.size(); ++d) inner *= static_cast<size_t>(shape[d]);
@@ -362,7 +386,7 @@ Bytes iota(DType type, const Shape& shape, std::optional<int64_t> axis) {
 
 Bytes eye(DType type, const Shape& shape) {
   const size_t n = static_cast<size_t>(shape_size(shape));
-  Bytes r(n * type_bytes(type));
+  Bytes r(storage_bytes(type, n));
   const size_t cols = static_cast<size_t>(shape.back()), rows = static_cast<size_t>(shape[shape.size() - 2]);
   for (size_t i = 0; i < n; ++i) write_value(type, iv((i / cols) % rows == i % cols ? 1 : 0), r, i);
   return r;

@@ -1,5 +1,7 @@
 #include "ref/host_tensor.hpp"
 
+#include "ref/float8.hpp"
+
 #include <cmath>
 #include <algorithm>
 #include <cstring>
@@ -8,23 +10,25 @@ namespace nxvk::ref {
 
 HostTensor make(DType type, const Shape& shape) {
   HostTensor t{type, shape, {}};
-  t.bytes.resize(static_cast<size_t>(shape_size(shape)) * type_bytes(type));
+  t.bytes.resize(storage_bytes(type, static_cast<uint64_t>(shape_size(shape))));
   return t;
 }
 
 void copy_elem(HostTensor& dst, int64_t di, const HostTensor& src, int64_t si) {
+  if (type_info(src.type).bits < 8) { set_bits(dst, di, get_bits(src, si)); return; }
   std::memcpy(dst.bytes.data() + di * dst.esize(), src.bytes.data() + si * src.esize(), src.esize());
 }
 bool same_elem(const HostTensor& a, const HostTensor& b, int64_t i) {
+  if (type_info(a.type).bits < 8) return get_bits(a, i) == get_bits(b, i);
   return std::memcmp(a.bytes.data() + i * a.esize(), b.bytes.data() + i * b.esize(), a.esize()) == 0;
 }
 
 uint64_t get_bits(const HostTensor& t, int64_t i) {
-  uint64_t b = 0;
-  std::memcpy(&b, t.bytes.data() + i * t.esize(), std::min<uint32_t>(8, t.esize()));
-  return b;
+  return get_element_bits(t.bytes.data(), std::min<uint32_t>(64, type_info(t.type).bits), static_cast<size_t>(i));
 }
-void set_bits(HostTensor& t, int64_t i, uint64_t bits) { std::memcpy(t.bytes.data() + i * t.esize(), &bits, t.esize()); }
+void set_bits(HostTensor& t, int64_t i, uint64_t bits) {
+  set_element_bits(t.bytes.data(), std::min<uint32_t>(64, type_info(t.type).bits), static_cast<size_t>(i), bits);
+}
 
 uint16_t double_to_half(double d) {
   if (std::isnan(d)) return 0x7e00;
@@ -61,6 +65,8 @@ Value get(const HostTensor& t, int64_t i) {
     case DType::BF16: { uint32_t w = static_cast<uint32_t>(b) << 16; float f; std::memcpy(&f, &w, 4); return of_double(f); }
     case DType::F32: { uint32_t w = static_cast<uint32_t>(b); float f; std::memcpy(&f, &w, 4); return of_double(f); }
     case DType::F64: { double f; std::memcpy(&f, &b, 8); return of_double(f); }
+    case DType::F8: return of_double(load_f8(static_cast<uint32_t>(b)));
+    case DType::F8E4M3FN: return of_double(load_f8e4m3fn(static_cast<uint32_t>(b)));
     default: break;
   }
   if (ti.is_signed()) {
@@ -76,6 +82,8 @@ void set(HostTensor& t, int64_t i, const Value& v) {
     const double d = v.is_float ? v.f : (v.is_signed ? static_cast<double>(v.s) : static_cast<double>(v.u));
     switch (t.type) {
       case DType::F16: set_bits(t, i, double_to_half(d)); return;
+      case DType::F8: set_bits(t, i, dump_f8(d)); return;
+      case DType::F8E4M3FN: set_bits(t, i, dump_f8e4m3fn(d)); return;
       case DType::BF16: {
         if (std::isnan(d)) { set_bits(t, i, 0x7fc0); return; }
         float f = static_cast<float>(d);

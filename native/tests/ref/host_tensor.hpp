@@ -15,7 +15,7 @@ struct HostTensor {
   Shape shape;
   std::vector<uint8_t> bytes;
   int64_t size() const { return shape_size(shape); }
-  uint32_t esize() const { return type_bytes(type); }
+  uint32_t esize() const { return type_bytes(type); }  // 0 for the sub-byte types
 };
 
 HostTensor make(DType type, const Shape& shape);
