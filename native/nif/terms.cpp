@@ -304,6 +304,18 @@ ERL_NIF_TERM make_tensor(ErlNifEnv* env, nxvk::Tensor tensor) {
   return term;
 }
 
+ERL_NIF_TERM make_pinning_binary(ErlNifEnv* env, nxvk::Tensor tensor, std::string text) {
+  void* mem = enif_alloc_resource(tensor_resource_type, sizeof(TensorResource));
+  if (!mem) throw std::bad_alloc();
+  auto* res = new (mem) TensorResource();
+  res->tensor = std::move(tensor);
+  res->text = std::move(text);
+  // The binary's bytes live in the resource, which the binary keeps alive.
+  ERL_NIF_TERM term = enif_make_resource_binary(env, res, res->text.data(), res->text.size());
+  enif_release_resource(res);
+  return term;
+}
+
 ERL_NIF_TERM make_type(ErlNifEnv* env, nxvk::DType type) {
   std::string name = nxvk::type_name(type);
   size_t digits = name.find_first_of("0123456789");

@@ -3,6 +3,7 @@
 // (VK_EXT_external_memory_host). Each such buffer owns one VkDeviceMemory of its own and is never
 // cached: the memory is shared, so reusing it for another tensor would change what the other
 // side sees. Nx.to_pointer / Nx.from_pointer (src/ops/pointer.cpp) are built on these.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -110,6 +111,9 @@ std::unique_ptr<BufferBlock> Allocator::take_exportable(uint64_t bytes, const ch
     get.memory = block->memory;
     get.handleType = kOpaqueFd;
     device_.check(device_.get_memory_fd(device_.device, &get, &block->export_fd), (what + ": vkGetMemoryFdKHR").c_str());
+    // Not inherited by programs the VM starts (ports, System.cmd): a leaked copy would keep the
+    // memory alive after the tensor is freed.
+    ::fcntl(block->export_fd, F_SETFD, ::fcntl(block->export_fd, F_GETFD) | FD_CLOEXEC);
   } catch (...) {
     destroy(*block);
     throw;
