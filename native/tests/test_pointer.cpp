@@ -215,6 +215,50 @@ TEST_F(PointerTest, ImportFromAnotherProcessThroughPidfdGetfd) {
                     "process " + std::to_string(child));
 }
 
+// The importing half of ImportInAnotherVulkanProcess: runs only in the child that test starts.
+TEST_F(PointerTest, ChildProcessImport) {
+  const char* handle = std::getenv("NXVK_POINTER_CHILD_HANDLE");
+  const char* expected = std::getenv("NXVK_POINTER_CHILD_BYTES");
+  if (handle == nullptr || expected == nullptr) GTEST_SKIP() << "run by ImportInAnotherVulkanProcess";
+  const std::string want(expected);
+  Pointer p{PointerKind::Ipc, 0, handle, want.size() / 2};
+  Tensor t = from_pointer(device(), DType::U8, {static_cast<int64_t>(want.size() / 2)}, p);
+  std::string got;
+  for (uint8_t b : download(t)) {
+    static const char* digits = "0123456789abcdef";
+    got += digits[b >> 4];
+    got += digits[b & 15];
+  }
+  EXPECT_EQ(got, want);
+}
+
+TEST_F(PointerTest, ImportInAnotherVulkanProcess) {
+  // A second process with its own VkInstance and VkDevice imports the export (duplicating the fd
+  // from this process with pidfd_getfd) and checks the bytes.
+  auto bytes = random_bytes(333);
+  Tensor t = upload(device(), DType::U8, {333}, bytes);
+  Pointer p = to_pointer(t, PointerKind::Ipc);
+  std::string hex;
+  for (uint8_t b : bytes) {
+    static const char* digits = "0123456789abcdef";
+    hex += digits[b >> 4];
+    hex += digits[b & 15];
+  }
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::setenv("NXVK_POINTER_CHILD_HANDLE", p.handle.c_str(), 1);
+    ::setenv("NXVK_POINTER_CHILD_BYTES", hex.c_str(), 1);
+    ::execl("/proc/self/exe", "nxvk_tests", "--gtest_filter=PointerTest.ChildProcessImport", "--gtest_brief=1",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's import failed (its output is above)";
+}
+
 TEST_F(PointerTest, MaskedCapabilitiesMakeThePointerOpsUnsupported) {
   auto dev = open_device(DeviceOptions{.disable = {"external_memory_fd", "external_memory_host"}});
   EXPECT_FALSE(dev->caps().external_memory_fd);
