@@ -18,15 +18,18 @@ class PointerTest : public DeviceTest {
  protected:
   void SetUp() override {
     DeviceTest::SetUp();
-    if (!device().caps().external_memory_fd) GTEST_SKIP() << device().caps().name << " has no external_memory_fd";
+    if (!device().caps().external_memory_fd)
+      GTEST_SKIP() << device().caps().name << " has no external_memory_fd";
   }
 
   Tensor upload(Device& dev, DType type, const Shape& shape, const std::vector<uint8_t>& bytes) {
-    return from_binary(dev, type, shape, {reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()});
+    return from_binary(dev, type, shape,
+                       {reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()});
   }
   static std::vector<uint8_t> download(const Tensor& t) {
     auto b = to_binary(t);
-    return {reinterpret_cast<const uint8_t*>(b.data()), reinterpret_cast<const uint8_t*>(b.data()) + b.size()};
+    return {reinterpret_cast<const uint8_t*>(b.data()),
+            reinterpret_cast<const uint8_t*>(b.data()) + b.size()};
   }
 };
 
@@ -61,7 +64,8 @@ TEST_F(PointerTest, IpcRoundTripReadsTheSameBytesForEveryType) {
 
 TEST_F(PointerTest, ImportedTensorsWorkInKernels) {
   std::vector<float> x = {1.5f, -2.0f, 3.25f, 0.0f, 7.0f};
-  std::vector<uint8_t> bytes(reinterpret_cast<uint8_t*>(x.data()), reinterpret_cast<uint8_t*>(x.data() + x.size()));
+  std::vector<uint8_t> bytes(reinterpret_cast<uint8_t*>(x.data()),
+                             reinterpret_cast<uint8_t*>(x.data() + x.size()));
   Tensor t = upload(device(), DType::F32, {5}, bytes);
   Tensor back = from_pointer(device(), DType::F32, {5}, to_pointer(t, PointerKind::Ipc));
   Tensor sum = binary(BinaryOp::add, back, t, DType::F32, {5});
@@ -102,12 +106,13 @@ TEST_F(PointerTest, DoubleImportGivesTwoTensorsOverTheSameMemory) {
 TEST_F(PointerTest, DataSizeMustMatchTheShape) {
   Tensor t = upload(device(), DType::F32, {2, 3}, random_bytes(24));
   Pointer p = to_pointer(t, PointerKind::Ipc);
-  EXPECT_NXVK_ERROR(from_pointer(device(), DType::F32, {2, 2}, p), ErrorKind::InvalidArgument, "from_pointer",
-                    "data_size 24", "f32{2, 2}", "16 bytes");
+  EXPECT_NXVK_ERROR(from_pointer(device(), DType::F32, {2, 2}, p), ErrorKind::InvalidArgument,
+                    "from_pointer", "data_size 24", "f32{2, 2}", "16 bytes");
   p.data_size = 28;
   EXPECT_NXVK_ERROR(from_pointer(device(), DType::F32, {7}, p), ErrorKind::InvalidArgument,
                     "exported buffer holds 24 bytes");
-  EXPECT_NXVK_ERROR(from_pointer(device(), DType::F32, {-1}, p), ErrorKind::InvalidArgument, "negative dimension");
+  EXPECT_NXVK_ERROR(from_pointer(device(), DType::F32, {-1}, p), ErrorKind::InvalidArgument,
+                    "negative dimension");
 }
 
 TEST_F(PointerTest, ImportOutlivesTheExportingTensor) {
@@ -129,8 +134,8 @@ TEST_F(PointerTest, ImportAfterTheTensorWasFreedIsRefused) {
     p = to_pointer(t, PointerKind::Ipc);
   }
   device().sync();
-  EXPECT_NXVK_ERROR(from_pointer(device(), DType::U8, {16}, p), ErrorKind::InvalidArgument, "from_pointer",
-                    "freed");
+  EXPECT_NXVK_ERROR(from_pointer(device(), DType::U8, {16}, p), ErrorKind::InvalidArgument,
+                    "from_pointer", "freed");
   // The fd number reused by an unrelated file is caught by the inode check.
   {
     Tensor t = upload(device(), DType::U8, {16}, random_bytes(16));
@@ -144,7 +149,8 @@ TEST_F(PointerTest, ImportAfterTheTensorWasFreedIsRefused) {
   int pipefd[2];
   ASSERT_EQ(::pipe(pipefd), 0);
   if (pipefd[0] != exported_fd) fd = ::dup2(pipefd[0], exported_fd);
-  EXPECT_NXVK_ERROR(from_pointer(device(), DType::U8, {16}, p), ErrorKind::InvalidArgument, "no longer the exported memory");
+  EXPECT_NXVK_ERROR(from_pointer(device(), DType::U8, {16}, p), ErrorKind::InvalidArgument,
+                    "no longer the exported memory");
   ::close(pipefd[0]);
   ::close(pipefd[1]);
   if (fd >= 0 && fd != pipefd[0]) ::close(fd);
@@ -165,13 +171,16 @@ TEST_F(PointerTest, ExportedAndImportedMemoryIsNeverCached) {
 TEST_F(PointerTest, MalformedHandlesAreInvalidArguments) {
   Tensor t = upload(device(), DType::U8, {4}, random_bytes(4));
   Pointer good = to_pointer(t, PointerKind::Ipc);
-  for (std::string handle : {std::string(""), std::string("abc"), std::string("nx_vulkan:fd:v1:"),
-                             good.handle + ":pid=1", good.handle.substr(0, good.handle.size() - 3),
-                             std::string("nx_vulkan:fd:v1:pid=x:fd=1:dev=1:ino=1:buffer=4:alloc=4:type=0:dedicated=0:device=00000000000000000000000000000000:driver=00000000000000000000000000000000")}) {
+  for (std::string handle :
+       {std::string(""), std::string("abc"), std::string("nx_vulkan:fd:v1:"),
+        good.handle + ":pid=1", good.handle.substr(0, good.handle.size() - 3),
+        std::string(
+            "nx_vulkan:fd:v1:pid=x:fd=1:dev=1:ino=1:buffer=4:alloc=4:type=0:dedicated=0:device="
+            "00000000000000000000000000000000:driver=00000000000000000000000000000000")}) {
     Pointer p = good;
     p.handle = handle;
-    EXPECT_NXVK_ERROR(from_pointer(device(), DType::U8, {4}, p), ErrorKind::InvalidArgument, "from_pointer",
-                      "IPC handle");
+    EXPECT_NXVK_ERROR(from_pointer(device(), DType::U8, {4}, p), ErrorKind::InvalidArgument,
+                      "from_pointer", "IPC handle");
   }
   Pointer other = good;
   auto at = other.handle.find(":device=");
@@ -211,15 +220,16 @@ TEST_F(PointerTest, ImportFromAnotherProcessThroughPidfdGetfd) {
   ASSERT_TRUE(imported) << error;
   EXPECT_EQ(download(back), bytes);
   // The exporting process is gone: its handle can no longer be resolved.
-  EXPECT_NXVK_ERROR(from_pointer(device(), DType::U8, {256}, p), ErrorKind::InvalidArgument, "from_pointer",
-                    "process " + std::to_string(child));
+  EXPECT_NXVK_ERROR(from_pointer(device(), DType::U8, {256}, p), ErrorKind::InvalidArgument,
+                    "from_pointer", "process " + std::to_string(child));
 }
 
 // The importing half of ImportInAnotherVulkanProcess: runs only in the child that test starts.
 TEST_F(PointerTest, ChildProcessImport) {
   const char* handle = std::getenv("NXVK_POINTER_CHILD_HANDLE");
   const char* expected = std::getenv("NXVK_POINTER_CHILD_BYTES");
-  if (handle == nullptr || expected == nullptr) GTEST_SKIP() << "run by ImportInAnotherVulkanProcess";
+  if (handle == nullptr || expected == nullptr)
+    GTEST_SKIP() << "run by ImportInAnotherVulkanProcess";
   const std::string want(expected);
   Pointer p{PointerKind::Ipc, 0, handle, want.size() / 2};
   Tensor t = from_pointer(device(), DType::U8, {static_cast<int64_t>(want.size() / 2)}, p);
@@ -249,8 +259,8 @@ TEST_F(PointerTest, ImportInAnotherVulkanProcess) {
   if (child == 0) {
     ::setenv("NXVK_POINTER_CHILD_HANDLE", p.handle.c_str(), 1);
     ::setenv("NXVK_POINTER_CHILD_BYTES", hex.c_str(), 1);
-    ::execl("/proc/self/exe", "nxvk_tests", "--gtest_filter=PointerTest.ChildProcessImport", "--gtest_brief=1",
-            static_cast<char*>(nullptr));
+    ::execl("/proc/self/exe", "nxvk_tests", "--gtest_filter=PointerTest.ChildProcessImport",
+            "--gtest_brief=1", static_cast<char*>(nullptr));
     ::_exit(127);
   }
   int status = 0;
@@ -272,7 +282,8 @@ TEST_F(PointerTest, MaskedCapabilitiesMakeThePointerOpsUnsupported) {
   Pointer local{PointerKind::Local, 4096, "", 8};
   EXPECT_NXVK_ERROR(from_pointer(*dev, DType::F32, {2}, local), ErrorKind::Unsupported,
                     "from_pointer: unsupported on this device", "external_memory_host");
-  EXPECT_NXVK_ERROR(dev->allocate_exportable(16, "test"), ErrorKind::Unsupported, "external_memory_fd");
+  EXPECT_NXVK_ERROR(dev->allocate_exportable(16, "test"), ErrorKind::Unsupported,
+                    "external_memory_fd");
 }
 
 TEST_F(PointerTest, LocalAddressIsTheMappedMemoryOrUnsupported) {
@@ -293,7 +304,8 @@ TEST_F(PointerTest, LocalAddressIsTheMappedMemoryOrUnsupported) {
     const uint64_t cached = dev->memory_stats().cached_buffers;
     t = Tensor{};
     dev->sync();
-    EXPECT_EQ(dev->memory_stats().cached_buffers, cached) << "a buffer whose address was handed out is not reused";
+    EXPECT_EQ(dev->memory_stats().cached_buffers, cached)
+        << "a buffer whose address was handed out is not reused";
   }
 }
 
@@ -313,11 +325,14 @@ TEST_F(PointerTest, LocalImportAliasesAlignedHostMemory) {
     // No copy: the tensor reads the caller's memory as it is now.
     std::memset(host, 0, n * 4);
     EXPECT_EQ(download(t), std::vector<uint8_t>(n * 4, 0));
-    EXPECT_NXVK_ERROR(from_pointer(device(), DType::F32, {10, 100}, Pointer{PointerKind::Local, p.address + 4, "", n * 4}),
+    EXPECT_NXVK_ERROR(from_pointer(device(), DType::F32, {10, 100},
+                                   Pointer{PointerKind::Local, p.address + 4, "", n * 4}),
                       ErrorKind::InvalidArgument, "minImportedHostPointerAlignment");
-    EXPECT_NXVK_ERROR(from_pointer(device(), DType::F32, {10, 100}, Pointer{PointerKind::Local, 0, "", n * 4}),
-                      ErrorKind::InvalidArgument, "from_pointer", "address 0");
-    EXPECT_NXVK_ERROR(from_pointer(device(), DType::F32, {10}, p), ErrorKind::InvalidArgument, "data_size");
+    EXPECT_NXVK_ERROR(
+        from_pointer(device(), DType::F32, {10, 100}, Pointer{PointerKind::Local, 0, "", n * 4}),
+        ErrorKind::InvalidArgument, "from_pointer", "address 0");
+    EXPECT_NXVK_ERROR(from_pointer(device(), DType::F32, {10}, p), ErrorKind::InvalidArgument,
+                      "data_size");
   }
   device().sync();
   std::free(host);
@@ -329,12 +344,14 @@ TEST_F(PointerTest, LocalImportOfUnmappedMemoryIsRefused) {
   // The first page is never mapped; neither is an address far above user space.
   for (uint64_t address : {align, (uint64_t{1} << 46) / align * align}) {
     Pointer p{PointerKind::Local, address, "", 16};
-    EXPECT_NXVK_ERROR(from_pointer(device(), DType::U8, {16}, p), ErrorKind::InvalidArgument, "not readable memory");
+    EXPECT_NXVK_ERROR(from_pointer(device(), DType::U8, {16}, p), ErrorKind::InvalidArgument,
+                      "not readable memory");
   }
 }
 
 TEST_F(PointerTest, LocalRoundTripOfAMappedTensor) {
-  if (!device().caps().external_memory_host || !device().zero_copy()) GTEST_SKIP() << "no host-visible tensors";
+  if (!device().caps().external_memory_host || !device().zero_copy())
+    GTEST_SKIP() << "no host-visible tensors";
   auto bytes = random_bytes(4096);
   Tensor t = upload(device(), DType::U8, {4096}, bytes);
   Pointer p = to_pointer(t, PointerKind::Local);

@@ -49,22 +49,25 @@ struct Handle {
 
 std::string encode(const Handle& h) {
   std::ostringstream s;
-  s << kHandlePrefix << ":pid=" << h.pid << ":fd=" << h.fd << ":dev=" << h.st_dev << ":ino=" << h.st_ino
-    << ":buffer=" << h.layout.buffer_size << ":alloc=" << h.layout.allocation_size
-    << ":type=" << h.layout.memory_type << ":dedicated=" << (h.layout.dedicated ? 1 : 0)
-    << ":device=" << h.device_uuid << ":driver=" << h.driver_uuid;
+  s << kHandlePrefix << ":pid=" << h.pid << ":fd=" << h.fd << ":dev=" << h.st_dev
+    << ":ino=" << h.st_ino << ":buffer=" << h.layout.buffer_size
+    << ":alloc=" << h.layout.allocation_size << ":type=" << h.layout.memory_type
+    << ":dedicated=" << (h.layout.dedicated ? 1 : 0) << ":device=" << h.device_uuid
+    << ":driver=" << h.driver_uuid;
   return s.str();
 }
 
 [[noreturn]] void bad_handle(const std::string& handle, const std::string& why) {
   std::string shown = handle.size() > 200 ? handle.substr(0, 200) + "..." : handle;
-  fail(ErrorKind::InvalidArgument, "from_pointer: " + why + " in IPC handle \"" + shown + "\" (expected " +
-                                       kHandlePrefix + ":pid=...:fd=...:dev=...:ino=...:buffer=...:alloc=...:"
-                                       "type=...:dedicated=0|1:device=<uuid>:driver=<uuid>, as to_pointer makes)");
+  fail(ErrorKind::InvalidArgument,
+       "from_pointer: " + why + " in IPC handle \"" + shown + "\" (expected " + kHandlePrefix +
+           ":pid=...:fd=...:dev=...:ino=...:buffer=...:alloc=...:"
+           "type=...:dedicated=0|1:device=<uuid>:driver=<uuid>, as to_pointer makes)");
 }
 
 bool parse_u64(const std::string& text, uint64_t& out) {
-  if (text.empty() || text.size() > 20 || !std::all_of(text.begin(), text.end(), ::isdigit)) return false;
+  if (text.empty() || text.size() > 20 || !std::all_of(text.begin(), text.end(), ::isdigit))
+    return false;
   errno = 0;
   char* end = nullptr;
   unsigned long long v = std::strtoull(text.c_str(), &end, 10);
@@ -75,8 +78,10 @@ bool parse_u64(const std::string& text, uint64_t& out) {
 
 Handle decode(const std::string& handle) {
   const std::string prefix = std::string(kHandlePrefix) + ":";
-  if (handle.compare(0, prefix.size(), prefix) != 0) bad_handle(handle, "no " + std::string(kHandlePrefix) + " prefix");
-  static const char* keys[] = {"pid", "fd", "dev", "ino", "buffer", "alloc", "type", "dedicated", "device", "driver"};
+  if (handle.compare(0, prefix.size(), prefix) != 0)
+    bad_handle(handle, "no " + std::string(kHandlePrefix) + " prefix");
+  static const char* keys[] = {"pid",   "fd",   "dev",       "ino",    "buffer",
+                               "alloc", "type", "dedicated", "device", "driver"};
   std::string values[10];
   bool seen[10] = {};
   std::stringstream rest(handle.substr(prefix.size()));
@@ -96,10 +101,12 @@ Handle decode(const std::string& handle) {
     if (!seen[i]) bad_handle(handle, "missing field \"" + std::string(keys[i]) + "\"");
   uint64_t n[8];
   for (size_t i = 0; i < 8; ++i)
-    if (!parse_u64(values[i], n[i])) bad_handle(handle, "field \"" + std::string(keys[i]) + "\" is not a number");
+    if (!parse_u64(values[i], n[i]))
+      bad_handle(handle, "field \"" + std::string(keys[i]) + "\" is not a number");
   if (n[0] == 0 || n[0] > static_cast<uint64_t>(std::numeric_limits<pid_t>::max()))
     bad_handle(handle, "pid out of range");
-  if (n[1] > static_cast<uint64_t>(std::numeric_limits<int>::max())) bad_handle(handle, "fd out of range");
+  if (n[1] > static_cast<uint64_t>(std::numeric_limits<int>::max()))
+    bad_handle(handle, "fd out of range");
   if (n[6] > 31) bad_handle(handle, "memory type out of range");
   if (n[7] > 1) bad_handle(handle, "dedicated is not 0 or 1");
   for (size_t i = 8; i < 10; ++i)
@@ -131,37 +138,42 @@ int acquire_fd(const Handle& h) {
   if (h.pid == static_cast<int64_t>(::getpid())) {
     fd = ::fcntl(static_cast<int>(h.fd), F_DUPFD_CLOEXEC, 0);
     if (fd < 0)
-      fail(ErrorKind::InvalidArgument, "from_pointer: " + where + " (this process) is not open (" + errno_text(errno) +
-                                           "): the exported tensor was freed");
+      fail(ErrorKind::InvalidArgument, "from_pointer: " + where + " (this process) is not open (" +
+                                           errno_text(errno) + "): the exported tensor was freed");
   } else {
 #if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
     int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(h.pid), 0));
     if (pidfd < 0)
-      fail(ErrorKind::InvalidArgument, "from_pointer: cannot reach process " + std::to_string(h.pid) + " (" +
-                                           errno_text(errno) + "): the exporting process has exited?");
+      fail(ErrorKind::InvalidArgument, "from_pointer: cannot reach process " +
+                                           std::to_string(h.pid) + " (" + errno_text(errno) +
+                                           "): the exporting process has exited?");
     fd = static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd, static_cast<int>(h.fd), 0));
     const int e = errno;
     ::close(pidfd);
     if (fd < 0) {
-      std::string why = e == EBADF ? ": it is not open there (the exported tensor was freed)"
-                        : e == EPERM ? ": no ptrace permission over that process (another user, or Yama's "
-                                       "ptrace_scope); pass the fd over a Unix socket (SCM_RIGHTS) instead and "
-                                       "put this process's pid and fd in the handle"
-                                     : "";
-      fail(ErrorKind::InvalidArgument, "from_pointer: cannot duplicate " + where + " (" + errno_text(e) + ")" + why);
+      std::string why =
+          e == EBADF   ? ": it is not open there (the exported tensor was freed)"
+          : e == EPERM ? ": no ptrace permission over that process (another user, or Yama's "
+                         "ptrace_scope); pass the fd over a Unix socket (SCM_RIGHTS) instead and "
+                         "put this process's pid and fd in the handle"
+                       : "";
+      fail(ErrorKind::InvalidArgument,
+           "from_pointer: cannot duplicate " + where + " (" + errno_text(e) + ")" + why);
     }
 #else
-    fail(ErrorKind::Unsupported, "from_pointer: unsupported on this system: importing another process's fd needs "
-                                 "pidfd_getfd (Linux 5.6)");
+    fail(ErrorKind::Unsupported,
+         "from_pointer: unsupported on this system: importing another process's fd needs "
+         "pidfd_getfd (Linux 5.6)");
 #endif
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_dev) != h.st_dev ||
       static_cast<uint64_t>(st.st_ino) != h.st_ino) {
     ::close(fd);
-    fail(ErrorKind::InvalidArgument, "from_pointer: " + where +
-                                         " is no longer the exported memory (the exported tensor was freed and "
-                                         "the fd number reused)");
+    fail(ErrorKind::InvalidArgument,
+         "from_pointer: " + where +
+             " is no longer the exported memory (the exported tensor was freed and "
+             "the fd number reused)");
   }
   return fd;
 }
@@ -178,7 +190,8 @@ bool readable(uintptr_t begin, uintptr_t end) {
     unsigned long long lo = 0, hi = 0;
     char perms[8] = {};
     if (std::sscanf(line.c_str(), "%llx-%llx %7s", &lo, &hi, perms) != 3) continue;
-    if (perms[0] == 'r') ranges.emplace_back(static_cast<uintptr_t>(lo), static_cast<uintptr_t>(hi));
+    if (perms[0] == 'r')
+      ranges.emplace_back(static_cast<uintptr_t>(lo), static_cast<uintptr_t>(hi));
   }
   std::sort(ranges.begin(), ranges.end());
   uintptr_t at = begin;
@@ -199,16 +212,20 @@ Pointer to_pointer(Tensor& tensor, PointerKind kind) {
   if (kind == PointerKind::Local) {
     if (tensor.buffer->mapped() == nullptr)
       fail(ErrorKind::Unsupported,
-           "to_pointer: unsupported on this device: mode :local needs tensor memory the host can address, and " +
-               caps.name + " keeps tensors in device memory reached through staging (unified_memory " +
+           "to_pointer: unsupported on this device: mode :local needs tensor memory the host can "
+           "address, and " +
+               caps.name +
+               " keeps tensors in device memory reached through staging (unified_memory " +
                (caps.unified_memory ? "yes, but staging is forced" : "no") + "); use mode :ipc");
     device.wait_for(*tensor.buffer);
     tensor.buffer->keep_out_of_cache();
-    return Pointer{PointerKind::Local, reinterpret_cast<uintptr_t>(tensor.buffer->mapped()), "", bytes};
+    return Pointer{PointerKind::Local, reinterpret_cast<uintptr_t>(tensor.buffer->mapped()), "",
+                   bytes};
   }
   if (!caps.external_memory_fd)
-    fail(ErrorKind::Unsupported, "to_pointer: unsupported on this device: mode :ipc needs exportable memory (" +
-                                     caps.name + " has no VK_KHR_external_memory_fd, capability external_memory_fd)");
+    fail(ErrorKind::Unsupported,
+         "to_pointer: unsupported on this device: mode :ipc needs exportable memory (" + caps.name +
+             " has no VK_KHR_external_memory_fd, capability external_memory_fd)");
   if (tensor.buffer->external() != ExternalMemory::ExportedFd) {
     auto exported = device.allocate_exportable(word_bytes(bytes), "to_pointer");
     device.copy(*tensor.buffer, 0, *exported, 0, std::min(tensor.buffer->size(), exported->size()));
@@ -220,7 +237,8 @@ Pointer to_pointer(Tensor& tensor, PointerKind kind) {
   h.layout = device.exported_fd(*tensor.buffer, "to_pointer");
   struct stat st {};
   if (::fstat(h.layout.fd, &st) != 0)
-    fail(ErrorKind::Internal, "to_pointer: fstat of the exported fd failed (" + errno_text(errno) + ")");
+    fail(ErrorKind::Internal,
+         "to_pointer: fstat of the exported fd failed (" + errno_text(errno) + ")");
   h.pid = ::getpid();
   h.fd = h.layout.fd;
   h.st_dev = static_cast<uint64_t>(st.st_dev);
@@ -234,48 +252,61 @@ Tensor from_pointer(Device& device, DType type, const Shape& shape, const Pointe
   const Capabilities& caps = device.caps();
   uint64_t elements = 1;
   for (int64_t d : shape) {
-    if (d < 0) fail(ErrorKind::InvalidArgument, "from_pointer: negative dimension in shape " + shape_string(shape));
+    if (d < 0)
+      fail(ErrorKind::InvalidArgument,
+           "from_pointer: negative dimension in shape " + shape_string(shape));
     if (d != 0 && elements > std::numeric_limits<uint64_t>::max() / 8 / static_cast<uint64_t>(d))
-      fail(ErrorKind::InvalidArgument, "from_pointer: shape " + shape_string(shape) + " is too large");
+      fail(ErrorKind::InvalidArgument,
+           "from_pointer: shape " + shape_string(shape) + " is too large");
     elements *= static_cast<uint64_t>(d);
   }
   require_type(caps, type, "from_pointer");
   const uint64_t bytes = elements * type_bytes(type);
   if (pointer.data_size != bytes)
-    fail(ErrorKind::InvalidArgument, "from_pointer: data_size " + std::to_string(pointer.data_size) +
-                                         " does not match the " + type_name(type) + shape_string(shape) +
-                                         " tensor's " + std::to_string(bytes) + " bytes");
+    fail(ErrorKind::InvalidArgument,
+         "from_pointer: data_size " + std::to_string(pointer.data_size) + " does not match the " +
+             type_name(type) + shape_string(shape) + " tensor's " + std::to_string(bytes) +
+             " bytes");
   if (pointer.kind == PointerKind::Local) {
     if (!caps.external_memory_host)
-      fail(ErrorKind::Unsupported, "from_pointer: unsupported on this device: mode :local needs host-memory import (" +
-                                       caps.name + " has no VK_EXT_external_memory_host, capability external_memory_host)");
+      fail(ErrorKind::Unsupported,
+           "from_pointer: unsupported on this device: mode :local needs host-memory import (" +
+               caps.name + " has no VK_EXT_external_memory_host, capability external_memory_host)");
     const uint64_t align = caps.min_imported_host_pointer_alignment;
     if (pointer.address == 0 || pointer.address % align != 0)
-      fail(ErrorKind::InvalidArgument, "from_pointer: address " + std::to_string(pointer.address) +
-                                           " is not a non-zero multiple of the device's minImportedHostPointerAlignment (" +
-                                           std::to_string(align) + ")");
+      fail(ErrorKind::InvalidArgument,
+           "from_pointer: address " + std::to_string(pointer.address) +
+               " is not a non-zero multiple of the device's minImportedHostPointerAlignment (" +
+               std::to_string(align) + ")");
     if (bytes == 0) return empty_tensor(device, type, shape, "from_pointer");
     const uint64_t span = (word_bytes(bytes) + align - 1) / align * align;
     if (pointer.address > std::numeric_limits<uintptr_t>::max() - span ||
-        !readable(static_cast<uintptr_t>(pointer.address), static_cast<uintptr_t>(pointer.address + span)))
-      fail(ErrorKind::InvalidArgument, "from_pointer: address range [" + std::to_string(pointer.address) + ", +" +
-                                           std::to_string(span) + ") is not readable memory of this process");
-    auto buffer = device.import_host_memory(reinterpret_cast<void*>(static_cast<uintptr_t>(pointer.address)),
-                                            word_bytes(bytes), "from_pointer");
+        !readable(static_cast<uintptr_t>(pointer.address),
+                  static_cast<uintptr_t>(pointer.address + span)))
+      fail(ErrorKind::InvalidArgument,
+           "from_pointer: address range [" + std::to_string(pointer.address) + ", +" +
+               std::to_string(span) + ") is not readable memory of this process");
+    auto buffer =
+        device.import_host_memory(reinterpret_cast<void*>(static_cast<uintptr_t>(pointer.address)),
+                                  word_bytes(bytes), "from_pointer");
     return Tensor{std::move(buffer), type, shape};
   }
   if (!caps.external_memory_fd)
-    fail(ErrorKind::Unsupported, "from_pointer: unsupported on this device: mode :ipc needs importable memory (" +
-                                     caps.name + " has no VK_KHR_external_memory_fd, capability external_memory_fd)");
+    fail(ErrorKind::Unsupported,
+         "from_pointer: unsupported on this device: mode :ipc needs importable memory (" +
+             caps.name + " has no VK_KHR_external_memory_fd, capability external_memory_fd)");
   Handle h = decode(pointer.handle);
   if (h.device_uuid != hex(caps.device_uuid) || h.driver_uuid != hex(caps.driver_uuid))
-    fail(ErrorKind::InvalidArgument, "from_pointer: the IPC handle was exported by another physical device or driver "
-                                     "(device " + h.device_uuid + ", driver " + h.driver_uuid + "; this is " + caps.name +
-                                     ", device " + hex(caps.device_uuid) + ", driver " + hex(caps.driver_uuid) + ")");
+    fail(ErrorKind::InvalidArgument,
+         "from_pointer: the IPC handle was exported by another physical device or driver "
+         "(device " +
+             h.device_uuid + ", driver " + h.driver_uuid + "; this is " + caps.name + ", device " +
+             hex(caps.device_uuid) + ", driver " + hex(caps.driver_uuid) + ")");
   if (h.layout.buffer_size < word_bytes(bytes))
-    fail(ErrorKind::InvalidArgument, "from_pointer: the exported buffer holds " + std::to_string(h.layout.buffer_size) +
-                                         " bytes, fewer than the " + std::to_string(bytes) + " of a " + type_name(type) +
-                                         shape_string(shape) + " tensor");
+    fail(ErrorKind::InvalidArgument,
+         "from_pointer: the exported buffer holds " + std::to_string(h.layout.buffer_size) +
+             " bytes, fewer than the " + std::to_string(bytes) + " of a " + type_name(type) +
+             shape_string(shape) + " tensor");
   const int fd = acquire_fd(h);
   // import_fd takes the fd: the imported memory owns it, or it is closed on failure.
   auto buffer = device.import_fd(fd, h.layout, word_bytes(bytes), "from_pointer");

@@ -22,7 +22,8 @@ uint64_t round_up(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
 uint64_t word_bytes(uint64_t bytes) { return std::max<uint64_t>(4, round_up(bytes, 4)); }
 
 [[noreturn]] void unsupported(const char* op, const Capabilities& caps, const char* what) {
-  fail(ErrorKind::Unsupported, std::string(op) + ": unsupported on this device: " + caps.name + " has no " + what);
+  fail(ErrorKind::Unsupported,
+       std::string(op) + ": unsupported on this device: " + caps.name + " has no " + what);
 }
 
 // The memory type for an external allocation: the tensor type when allowed, else a device-local
@@ -31,7 +32,8 @@ int pick_memory_type(const DeviceState& s, uint32_t allowed) {
   if (allowed & (1u << s.tensor_memory_type)) return static_cast<int>(s.tensor_memory_type);
   const auto& m = s.memory_properties;
   for (uint32_t t = 0; t < m.memoryTypeCount; ++t)
-    if ((allowed & (1u << t)) && (m.memoryTypes[t].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT))
+    if ((allowed & (1u << t)) &&
+        (m.memoryTypes[t].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT))
       return static_cast<int>(t);
   for (uint32_t t = 0; t < m.memoryTypeCount; ++t)
     if (allowed & (1u << t)) return static_cast<int>(t);
@@ -44,7 +46,8 @@ bool Allocator::should_map(uint32_t memory_type) const {
   // The zero-copy policy of ordinary tensors: mapped where tensors are; elsewhere only memory
   // that is host-visible, coherent and cached (uncached BAR memory is slower than staging).
   if (memory_type == device_.tensor_memory_type) return device_.tensors_mapped;
-  const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT |
+  const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                     VK_MEMORY_PROPERTY_HOST_COHERENT_BIT |
                                      VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
   return (device_.memory_properties.memoryTypes[memory_type].propertyFlags & want) == want &&
          device_.tensors_mapped;
@@ -60,7 +63,8 @@ VkBuffer Allocator::create_buffer(uint64_t size, VkExternalMemoryHandleTypeFlags
   info.usage = kTensorBufferUsage;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkBuffer buffer = VK_NULL_HANDLE;
-  device_.check(vkCreateBuffer(device_.device, &info, nullptr, &buffer), (what + ": vkCreateBuffer").c_str());
+  device_.check(vkCreateBuffer(device_.device, &info, nullptr, &buffer),
+                (what + ": vkCreateBuffer").c_str());
   return buffer;
 }
 
@@ -75,11 +79,14 @@ void Allocator::bind_and_map(BufferBlock& block, const std::string& what) {
 std::unique_ptr<BufferBlock> Allocator::take_exportable(uint64_t bytes, const char* op) {
   const Capabilities& caps = device_.caps;
   if (!caps.external_memory_fd || device_.get_memory_fd == nullptr)
-    unsupported(op, caps, "exportable memory (VK_KHR_external_memory_fd, capability external_memory_fd)");
+    unsupported(op, caps,
+                "exportable memory (VK_KHR_external_memory_fd, capability external_memory_fd)");
   if (bytes > caps.max_memory_allocation_size || bytes > caps.max_buffer_size)
-    fail(ErrorKind::Unsupported, std::string(op) + ": " + std::to_string(bytes) +
-                                     " bytes exceeds the device's maxMemoryAllocationSize or maxBufferSize");
-  const std::string what = std::string(op) + ": exportable allocation of " + std::to_string(bytes) + " bytes";
+    fail(ErrorKind::Unsupported,
+         std::string(op) + ": " + std::to_string(bytes) +
+             " bytes exceeds the device's maxMemoryAllocationSize or maxBufferSize");
+  const std::string what =
+      std::string(op) + ": exportable allocation of " + std::to_string(bytes) + " bytes";
   auto block = std::make_unique<BufferBlock>();
   block->capacity = word_bytes(bytes);
   block->external = ExternalMemory::ExportedFd;
@@ -88,7 +95,8 @@ std::unique_ptr<BufferBlock> Allocator::take_exportable(uint64_t bytes, const ch
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(device_.device, block->buffer, &req);
     const int type = pick_memory_type(device_, req.memoryTypeBits);
-    if (type < 0) fail(ErrorKind::Unsupported, what + ": no memory type can hold an exportable buffer");
+    if (type < 0)
+      fail(ErrorKind::Unsupported, what + ": no memory type can hold an exportable buffer");
     block->memory_type = static_cast<uint32_t>(type);
     block->allocation_size = req.size;
     block->dedicated = caps.external_memory_fd_dedicated_only;
@@ -110,7 +118,8 @@ std::unique_ptr<BufferBlock> Allocator::take_exportable(uint64_t bytes, const ch
     VkMemoryGetFdInfoKHR get{VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR};
     get.memory = block->memory;
     get.handleType = kOpaqueFd;
-    device_.check(device_.get_memory_fd(device_.device, &get, &block->export_fd), (what + ": vkGetMemoryFdKHR").c_str());
+    device_.check(device_.get_memory_fd(device_.device, &get, &block->export_fd),
+                  (what + ": vkGetMemoryFdKHR").c_str());
     // Not inherited by programs the VM starts (ports, System.cmd): a leaked copy would keep the
     // memory alive after the tensor is freed.
     ::fcntl(block->export_fd, F_SETFD, ::fcntl(block->export_fd, F_GETFD) | FD_CLOEXEC);
@@ -122,7 +131,8 @@ std::unique_ptr<BufferBlock> Allocator::take_exportable(uint64_t bytes, const ch
   return block;
 }
 
-std::unique_ptr<BufferBlock> Allocator::import_fd(int fd, const ExportedFd& layout, uint64_t bytes, const char* op) {
+std::unique_ptr<BufferBlock> Allocator::import_fd(int fd, const ExportedFd& layout, uint64_t bytes,
+                                                  const char* op) {
   // Every failure below closes `fd`: the caller handed it over.
   struct CloseUnlessImported {
     int fd;
@@ -133,18 +143,22 @@ std::unique_ptr<BufferBlock> Allocator::import_fd(int fd, const ExportedFd& layo
   } guard{fd};
   const Capabilities& caps = device_.caps;
   if (!caps.external_memory_fd)
-    unsupported(op, caps, "importable memory (VK_KHR_external_memory_fd, capability external_memory_fd)");
-  const std::string what = std::string(op) + ": importing " + std::to_string(layout.allocation_size) +
-                           " bytes from fd " + std::to_string(fd);
+    unsupported(op, caps,
+                "importable memory (VK_KHR_external_memory_fd, capability external_memory_fd)");
+  const std::string what = std::string(op) + ": importing " +
+                           std::to_string(layout.allocation_size) + " bytes from fd " +
+                           std::to_string(fd);
   if (layout.memory_type >= device_.memory_properties.memoryTypeCount)
     fail(ErrorKind::InvalidArgument, what + ": memory type " + std::to_string(layout.memory_type) +
                                          " does not exist on this device");
   if (layout.buffer_size < word_bytes(bytes) || layout.buffer_size > layout.allocation_size)
     fail(ErrorKind::InvalidArgument, what + ": a buffer of " + std::to_string(layout.buffer_size) +
-                                         " bytes cannot hold " + std::to_string(bytes) + " bytes in " +
-                                         std::to_string(layout.allocation_size) + " bytes of memory");
+                                         " bytes cannot hold " + std::to_string(bytes) +
+                                         " bytes in " + std::to_string(layout.allocation_size) +
+                                         " bytes of memory");
   if (layout.dedicated != caps.external_memory_fd_dedicated_only)
-    fail(ErrorKind::InvalidArgument, what + ": the export's dedicated-allocation flag does not match this driver");
+    fail(ErrorKind::InvalidArgument,
+         what + ": the export's dedicated-allocation flag does not match this driver");
   auto block = std::make_unique<BufferBlock>();
   block->capacity = layout.buffer_size;
   block->external = ExternalMemory::ImportedFd;
@@ -157,9 +171,10 @@ std::unique_ptr<BufferBlock> Allocator::import_fd(int fd, const ExportedFd& layo
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(device_.device, block->buffer, &req);
     if (!(req.memoryTypeBits & (1u << layout.memory_type)) || req.size > layout.allocation_size)
-      fail(ErrorKind::InvalidArgument, what + ": memory type " + std::to_string(layout.memory_type) + " and size " +
-                                           std::to_string(layout.allocation_size) +
-                                           " cannot back a buffer of this device (exported by another driver?)");
+      fail(ErrorKind::InvalidArgument,
+           what + ": memory type " + std::to_string(layout.memory_type) + " and size " +
+               std::to_string(layout.allocation_size) +
+               " cannot back a buffer of this device (exported by another driver?)");
     VkImportMemoryFdInfoKHR import{VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR};
     import.handleType = kOpaqueFd;
     import.fd = fd;
@@ -171,7 +186,8 @@ std::unique_ptr<BufferBlock> Allocator::import_fd(int fd, const ExportedFd& layo
     alloc.memoryTypeIndex = layout.memory_type;
     VkResult result = vkAllocateMemory(device_.device, &alloc, nullptr, &block->memory);
     if (result == VK_ERROR_INVALID_EXTERNAL_HANDLE)
-      fail(ErrorKind::InvalidArgument, what + ": the driver refused the fd (VK_ERROR_INVALID_EXTERNAL_HANDLE)");
+      fail(ErrorKind::InvalidArgument,
+           what + ": the driver refused the fd (VK_ERROR_INVALID_EXTERNAL_HANDLE)");
     device_.check(result, (what + ": vkAllocateMemory").c_str());
   } catch (...) {
     ::close(fd);  // not imported: still ours
@@ -192,18 +208,23 @@ std::unique_ptr<BufferBlock> Allocator::import_fd(int fd, const ExportedFd& layo
 std::unique_ptr<BufferBlock> Allocator::import_host(void* host, uint64_t bytes, const char* op) {
   const Capabilities& caps = device_.caps;
   if (!caps.external_memory_host || device_.get_memory_host_pointer_properties == nullptr)
-    unsupported(op, caps, "host-memory import (VK_EXT_external_memory_host, capability external_memory_host)");
+    unsupported(
+        op, caps,
+        "host-memory import (VK_EXT_external_memory_host, capability external_memory_host)");
   const uint64_t align = caps.min_imported_host_pointer_alignment;
   const auto address = reinterpret_cast<uintptr_t>(host);
   const std::string what = std::string(op) + ": importing " + std::to_string(bytes) + " host bytes";
   if (address == 0 || address % align != 0)
-    fail(ErrorKind::InvalidArgument, what + ": address " + std::to_string(address) +
-                                         " is not a non-zero multiple of minImportedHostPointerAlignment (" +
-                                         std::to_string(align) + ")");
+    fail(ErrorKind::InvalidArgument,
+         what + ": address " + std::to_string(address) +
+             " is not a non-zero multiple of minImportedHostPointerAlignment (" +
+             std::to_string(align) + ")");
   VkMemoryHostPointerPropertiesEXT props{VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
-  VkResult result = device_.get_memory_host_pointer_properties(device_.device, kHostAllocation, host, &props);
+  VkResult result =
+      device_.get_memory_host_pointer_properties(device_.device, kHostAllocation, host, &props);
   if (result != VK_SUCCESS || props.memoryTypeBits == 0)
-    fail(ErrorKind::InvalidArgument, what + ": the driver cannot import this address (" + vk_result_name(result) + ")");
+    fail(ErrorKind::InvalidArgument,
+         what + ": the driver cannot import this address (" + vk_result_name(result) + ")");
   auto block = std::make_unique<BufferBlock>();
   block->capacity = word_bytes(bytes);
   block->allocation_size = round_up(block->capacity, align);
@@ -213,7 +234,9 @@ std::unique_ptr<BufferBlock> Allocator::import_host(void* host, uint64_t bytes, 
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(device_.device, block->buffer, &req);
     const int type = pick_memory_type(device_, req.memoryTypeBits & props.memoryTypeBits);
-    if (type < 0) fail(ErrorKind::Unsupported, what + ": no memory type can hold both this host memory and a buffer");
+    if (type < 0)
+      fail(ErrorKind::Unsupported,
+           what + ": no memory type can hold both this host memory and a buffer");
     if (req.size > block->allocation_size) block->allocation_size = round_up(req.size, align);
     block->memory_type = static_cast<uint32_t>(type);
     VkImportMemoryHostPointerInfoEXT import{VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT};
@@ -224,7 +247,8 @@ std::unique_ptr<BufferBlock> Allocator::import_host(void* host, uint64_t bytes, 
     alloc.memoryTypeIndex = block->memory_type;
     result = vkAllocateMemory(device_.device, &alloc, nullptr, &block->memory);
     if (result == VK_ERROR_INVALID_EXTERNAL_HANDLE)
-      fail(ErrorKind::InvalidArgument, what + ": the driver refused the address (VK_ERROR_INVALID_EXTERNAL_HANDLE)");
+      fail(ErrorKind::InvalidArgument,
+           what + ": the driver refused the address (VK_ERROR_INVALID_EXTERNAL_HANDLE)");
     device_.check(result, (what + ": vkAllocateMemory").c_str());
     bind_and_map(*block, what);
   } catch (...) {
@@ -255,8 +279,10 @@ ExportedFd Device::exported_fd(const Buffer& buffer, const char* op) const {
   return ExportedFd{b.export_fd, b.capacity, b.allocation_size, b.memory_type, b.dedicated};
 }
 
-std::shared_ptr<Buffer> Device::import_fd(int fd, const ExportedFd& layout, uint64_t bytes, const char* op) {
-  return make_buffer(shared_from_this(), state_->allocator->import_fd(fd, layout, bytes, op), bytes);
+std::shared_ptr<Buffer> Device::import_fd(int fd, const ExportedFd& layout, uint64_t bytes,
+                                          const char* op) {
+  return make_buffer(shared_from_this(), state_->allocator->import_fd(fd, layout, bytes, op),
+                     bytes);
 }
 
 std::shared_ptr<Buffer> Device::import_host_memory(void* host, uint64_t bytes, const char* op) {
