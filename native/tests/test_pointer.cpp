@@ -338,6 +338,28 @@ TEST_F(PointerTest, LocalImportAliasesAlignedHostMemory) {
   std::free(host);
 }
 
+TEST_F(PointerTest, LocalImportThroughStagingAndInKernels) {
+  // Without zero-copy the imported host memory is read by device copies and kernels only.
+  auto dev = open_device(DeviceOptions{.force_staging = true});
+  if (!dev->caps().external_memory_host) GTEST_SKIP() << "no external_memory_host";
+  const uint64_t align = dev->caps().min_imported_host_pointer_alignment;
+  void* host = std::aligned_alloc(align, align);
+  ASSERT_NE(host, nullptr);
+  const uint8_t data[3] = {7, 250, 3};  // 3 bytes: the import covers a word, then a whole page
+  std::memcpy(host, data, 3);
+  {
+    Tensor t = from_pointer(*dev, DType::U8, {3},
+                            Pointer{PointerKind::Local, reinterpret_cast<uintptr_t>(host), "", 3});
+    EXPECT_EQ(t.buffer->mapped(), nullptr);
+    EXPECT_EQ(download(t), std::vector<uint8_t>(data, data + 3));
+    Tensor sum = binary(BinaryOp::add, t, t, DType::U8, {3});
+    EXPECT_EQ(download(sum), (std::vector<uint8_t>{14, 244, 6}));
+    EXPECT_NXVK_ERROR(to_pointer(t, PointerKind::Local), ErrorKind::Unsupported, "mode :local");
+  }
+  dev->sync();
+  std::free(host);
+}
+
 TEST_F(PointerTest, LocalImportOfUnmappedMemoryIsRefused) {
   if (!device().caps().external_memory_host) GTEST_SKIP() << "no external_memory_host";
   const uint64_t align = device().caps().min_imported_host_pointer_alignment;

@@ -34,6 +34,11 @@ std::string hex(const std::array<uint8_t, 16>& bytes) {
   return out;
 }
 
+// <cctype> on a plain char is undefined for bytes above 0x7f, which a handle from Elixir may hold.
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
 std::string errno_text(int e) { return std::string(std::strerror(e)); }
 
 // The handle of an export: which process holds the fd, which file it is (so a closed and reused
@@ -58,7 +63,11 @@ std::string encode(const Handle& h) {
 }
 
 [[noreturn]] void bad_handle(const std::string& handle, const std::string& why) {
-  std::string shown = handle.size() > 200 ? handle.substr(0, 200) + "..." : handle;
+  // Printable ASCII only: the handle came from the caller and may hold any bytes.
+  std::string shown = handle.substr(0, 200);
+  for (char& ch : shown)
+    if (ch < 0x20 || ch > 0x7e) ch = '?';
+  if (handle.size() > 200) shown += "...";
   fail(ErrorKind::InvalidArgument,
        "from_pointer: " + why + " in IPC handle \"" + shown + "\" (expected " + kHandlePrefix +
            ":pid=...:fd=...:dev=...:ino=...:buffer=...:alloc=...:"
@@ -66,7 +75,7 @@ std::string encode(const Handle& h) {
 }
 
 bool parse_u64(const std::string& text, uint64_t& out) {
-  if (text.empty() || text.size() > 20 || !std::all_of(text.begin(), text.end(), ::isdigit))
+  if (text.empty() || text.size() > 20 || !std::all_of(text.begin(), text.end(), is_digit))
     return false;
   errno = 0;
   char* end = nullptr;
@@ -110,7 +119,7 @@ Handle decode(const std::string& handle) {
   if (n[6] > 31) bad_handle(handle, "memory type out of range");
   if (n[7] > 1) bad_handle(handle, "dedicated is not 0 or 1");
   for (size_t i = 8; i < 10; ++i)
-    if (values[i].size() != 32 || !std::all_of(values[i].begin(), values[i].end(), ::isxdigit))
+    if (values[i].size() != 32 || !std::all_of(values[i].begin(), values[i].end(), is_hex))
       bad_handle(handle, "field \"" + std::string(keys[i]) + "\" is not a 32-digit hex UUID");
   Handle h;
   h.pid = static_cast<int64_t>(n[0]);
@@ -123,8 +132,8 @@ Handle decode(const std::string& handle) {
   h.layout.dedicated = n[7] == 1;
   h.device_uuid = values[8];
   h.driver_uuid = values[9];
-  std::transform(h.device_uuid.begin(), h.device_uuid.end(), h.device_uuid.begin(), ::tolower);
-  std::transform(h.driver_uuid.begin(), h.driver_uuid.end(), h.driver_uuid.begin(), ::tolower);
+  std::transform(h.device_uuid.begin(), h.device_uuid.end(), h.device_uuid.begin(), lower);
+  std::transform(h.driver_uuid.begin(), h.driver_uuid.end(), h.driver_uuid.begin(), lower);
   return h;
 }
 
