@@ -8,6 +8,8 @@
 
 #include <cstdlib>
 
+#include <rapidcheck.h>
+
 #include "nxvk/ops.hpp"
 #include "nxvk_test.hpp"
 
@@ -187,6 +189,35 @@ TEST_F(PointerTest, MalformedHandlesAreInvalidArguments) {
   other.handle.replace(at + 8, 32, std::string(32, '0'));
   EXPECT_NXVK_ERROR(from_pointer(device(), DType::U8, {4}, other), ErrorKind::InvalidArgument,
                     "another physical device or driver");
+}
+
+TEST_F(PointerTest, PropertyMutatedHandlesAreRefusedCleanly) {
+  // A real handle with random bytes overwritten, inserted or cut: an InvalidArgument every time
+  // (or, where the mutation left the handle intact, the import), never a crash.
+  Tensor t = upload(device(), DType::U8, {4}, random_bytes(4));
+  const Pointer good = to_pointer(t, PointerKind::Ipc);
+  EXPECT_TRUE(rc::check("mutated IPC handles", [&] {
+    std::string h = good.handle;
+    const int edits = *rc::gen::inRange(1, 4);
+    for (int e = 0; e < edits; ++e) {
+      const size_t at = *rc::gen::inRange<size_t>(0, h.size());
+      const char byte = *rc::gen::arbitrary<char>();
+      switch (*rc::gen::inRange(0, 3)) {
+        case 0: h[at] = byte; break;
+        case 1: h.insert(h.begin() + static_cast<long>(at), byte); break;
+        default: h.erase(at, *rc::gen::inRange<size_t>(1, 12)); break;
+      }
+    }
+    Pointer p = good;
+    p.handle = h;
+    try {
+      Tensor back = from_pointer(device(), DType::U8, {4}, p);
+      RC_ASSERT(back.buffer != nullptr);
+    } catch (const Error& e) {
+      RC_ASSERT(e.kind() == ErrorKind::InvalidArgument);
+      RC_ASSERT(std::string(e.what()).rfind("from_pointer: ", 0) == 0);
+    }
+  }));
 }
 
 TEST_F(PointerTest, ImportFromAnotherProcessThroughPidfdGetfd) {
