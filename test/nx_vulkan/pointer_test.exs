@@ -94,6 +94,32 @@ defmodule Nx.Vulkan.PointerTest do
       end
     end
 
+    @tag timeout: 120_000
+    test "another BEAM (another OS process) imports the handle", %{caps: caps} do
+      elixir = System.find_executable("elixir")
+
+      if caps.external_memory_fd and elixir do
+        bin = :crypto.strong_rand_bytes(4 * 100)
+        t = Nx.from_binary(bin, :f32)
+        p = Nx.to_pointer(t, mode: :ipc)
+        ebin = Path.wildcard(Path.join(Mix.Project.build_path(), "lib/*/ebin"))
+
+        code = """
+        [handle, size] = System.argv()
+        pointer = %Nx.Pointer{kind: :ipc, handle: handle, data_size: String.to_integer(size)}
+        t = Nx.from_pointer(Nx.Vulkan.Backend, pointer, :f32, {100})
+        IO.write(Base.encode16(Nx.to_binary(t)))
+        """
+
+        args = Enum.flat_map(ebin, &["-pa", &1]) ++ ["-e", code, p.handle, "#{p.data_size}"]
+        {out, status} = System.cmd(elixir, args, stderr_to_stdout: true)
+        assert status == 0, out
+        assert String.ends_with?(out, Base.encode16(bin)), out
+        # The exporter kept the export alive until the child was done.
+        assert Nx.to_binary(t) == bin
+      end
+    end
+
     test "data_size must match the shape", %{caps: caps} do
       if caps.external_memory_fd do
         p = Nx.to_pointer(Nx.tensor([1.0, 2.0, 3.0]), mode: :ipc)
