@@ -17,7 +17,8 @@ defmodule Nx.Vulkan do
   @doc """
   The Vulkan devices, each a map with `:index`, `:name`, `:type` (`:discrete`, `:integrated`,
   `:virtual`, `:cpu` or `:other`), driver details and `:capabilities` (types such as
-  `:float64`/`:int64`, subgroup size, memory limits, `:unified_memory`, ...).
+  `:float64`/`:int64`, subgroup size, memory limits, `:unified_memory`, `:external_memory_fd`
+  and `:external_memory_host` for `Nx.to_pointer/2` and `Nx.from_pointer/5`, ...).
 
   Raises `Nx.Vulkan.Error` (kind `:no_device`) saying what to install when there is no Vulkan
   driver or device.

@@ -155,14 +155,134 @@ defmodule Nx.Vulkan.Backend do
     end
   end
 
+  ## Pointers
+
+  @doc """
+  Shares a device tensor's memory through an `Nx.Pointer` (`Nx.to_pointer/2`).
+
+  Options: `:mode`, `:local` (default) or `:ipc`.
+
+    * `:ipc` - the tensor's memory exported as an opaque POSIX file descriptor
+      (`VK_KHR_external_memory_fd`). `handle` is a string,
+      `"nx_vulkan:fd:v1:pid=P:fd=N:dev=D:ino=I:buffer=B:alloc=A:type=T:dedicated=0|1:device=UUID:driver=UUID"`:
+      the process and fd that hold the export, the file's identity, how the memory was
+      allocated (an importer must repeat it) and the physical device and driver (opaque fds
+      import only there). `address` is nil. The first export moves the tensor into a dedicated
+      exportable buffer (one device copy; its value is unchanged); later exports of it return
+      the same handle. The fd is owned by that buffer and stays open while the tensor, a tensor
+      sharing its buffer, or the handle binary lives in this VM (the handle is a resource binary
+      that holds the export; `:binary.copy/1` of it, or its bytes outside the VM, does not). When
+      all are garbage (or deallocated) the memory is freed and the fd closed; an importer must
+      have imported by then. An import holds its own reference to the memory and outlives the
+      exporter.
+    * `:local` - `address` is the host address of the tensor's memory, valid while the tensor
+      lives. Only where tensors are host-visible (`unified_memory`, as on lavapipe and integrated
+      GPUs, unless staging is forced); elsewhere (discrete GPUs) it raises `Nx.Vulkan.Error` with
+      kind `:unsupported`, because Vulkan device memory has no address another library in the
+      process could use. Writing through the address changes the tensor (and every tensor that
+      shares its buffer), which Nx assumes immutable.
+
+  `data_size` is the tensor's size in bytes. A device without the capability raises
+  `Nx.Vulkan.Error` (kind `:unsupported`) with a message that starts
+  "to_pointer: unsupported on this device".
+  """
   @impl true
-  def from_pointer(_opaque, _type, _shape, _backend_opts, _opts) do
-    raise ArgumentError, "from_pointer: Nx.Vulkan.Backend does not support pointer manipulation"
+  def to_pointer(%T{data: %__MODULE__{ref: ref}} = t, opts) do
+    opts =
+      case Keyword.validate(opts, mode: :local) do
+        {:ok, opts} ->
+          opts
+
+        {:error, keys} ->
+          raise ArgumentError, "to_pointer: unknown options #{inspect(keys)} (valid: [:mode])"
+      end
+
+    mode = opts[:mode]
+
+    unless mode in [:local, :ipc] do
+      raise ArgumentError, "to_pointer: :mode must be :local or :ipc, got: #{inspect(mode)}"
+    end
+
+    if ref == nil do
+      raise ArgumentError,
+            "to_pointer: the #{Nx.Type.to_string(t.type)} tensor is held on the host " <>
+              "(the device has no storage for its type), so it has no device memory to share"
+    end
+
+    case Native.to_pointer(ref, mode) do
+      {:local, address, size} -> %Nx.Pointer{kind: :local, address: address, data_size: size}
+      {:ipc, handle, size} -> %Nx.Pointer{kind: :ipc, handle: handle, data_size: size}
+    end
   end
 
+  @doc """
+  A tensor over the memory an `Nx.Pointer` names (`Nx.from_pointer/5`), aliasing it: no copy.
+
+  Backend options: `:device`. Options: `:names`. `data_size` must equal the bytes of `type` x
+  `shape`.
+
+    * `:ipc` - a handle made by `to_pointer/2` (`mode: :ipc`) on the same physical device and
+      driver, in this OS process or another one. Another process's fd is duplicated with
+      `pidfd_getfd` (Linux 5.6+), which needs ptrace permission over the exporter (same user,
+      subject to Yama's `ptrace_scope`); otherwise pass the fd over a Unix socket
+      (`SCM_RIGHTS`) and put the receiving process's pid and fd in the handle. The exporter must
+      still hold the export (the tensor not freed); a closed fd, or its number reused by another
+      file, is refused. The new tensor keeps the memory alive on its own.
+    * `:local` - a host address (`VK_EXT_external_memory_host`), a multiple of the device's
+      `min_imported_host_pointer_alignment` (4096 on lavapipe), whose range rounded up to that
+      alignment is mapped and readable. The memory must outlive the tensor and not change while
+      it lives: the tensor reads it in place.
+
+  Malformed pointers raise `ArgumentError`; a device without the capability raises
+  `Nx.Vulkan.Error` (kind `:unsupported`).
+  """
   @impl true
-  def to_pointer(_tensor, _opts) do
-    raise ArgumentError, "to_pointer: Nx.Vulkan.Backend does not support pointer manipulation"
+  def from_pointer(pointer, type, shape, backend_opts, opts) do
+    device = device_opt(backend_opts)
+
+    opts =
+      case Keyword.validate(opts, [:names]) do
+        {:ok, opts} ->
+          opts
+
+        {:error, keys} ->
+          raise ArgumentError, "from_pointer: unknown options #{inspect(keys)} (valid: [:names])"
+      end
+
+    {kind, target, size} =
+      case pointer do
+        %Nx.Pointer{kind: :local, address: a, data_size: n} when is_integer(a) and a >= 0 ->
+          {:local, a, n}
+
+        %Nx.Pointer{kind: :ipc, handle: h, data_size: n} when is_binary(h) ->
+          {:ipc, h, n}
+
+        %Nx.Pointer{kind: :local} ->
+          raise ArgumentError,
+                "from_pointer: a :local pointer needs a non-negative integer :address, got: " <>
+                  inspect(pointer)
+
+        %Nx.Pointer{kind: :ipc} ->
+          raise ArgumentError,
+                "from_pointer: an :ipc pointer needs a binary :handle, got: #{inspect(pointer)}"
+
+        other ->
+          raise ArgumentError,
+                "from_pointer: expected an %Nx.Pointer{kind: :local | :ipc}, got: #{inspect(other)}"
+      end
+
+    unless is_integer(size) and size >= 0 do
+      raise ArgumentError,
+            "from_pointer: :data_size must be a non-negative integer, got: #{inspect(size)}"
+    end
+
+    unless device_type?(type) do
+      raise ArgumentError,
+            "from_pointer: #{Nx.Type.to_string(type)} has no device storage, so it cannot alias device memory"
+    end
+
+    out = Nx.template(shape, type, names: opts[:names])
+    wrap(out, Native.from_pointer(device, type, shape, kind, target, size), device)
   end
 
   ## Casts and shape

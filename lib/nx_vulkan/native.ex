@@ -52,7 +52,9 @@ defmodule Nx.Vulkan.Native do
     stack: 3,
     reduce: 5,
     arg_reduce: 6,
-    cumulative: 5
+    cumulative: 5,
+    to_pointer: 2,
+    from_pointer: 6
   ]
 
   @doc "The `{name, arity}` of every NIF function (used by the fuzz test)."

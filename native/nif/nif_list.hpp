@@ -24,7 +24,9 @@
   X(slice, 4, NXNIF_DIRTY) X(slice_dynamic, 4, NXNIF_DIRTY) X(put_slice, 4, NXNIF_DIRTY)          \
   X(put_slice_dynamic, 4, NXNIF_DIRTY) X(concatenate, 3, NXNIF_DIRTY) X(stack, 3, NXNIF_DIRTY)    \
   /* reductions */                                                                               \
-  X(reduce, 5, NXNIF_DIRTY) X(arg_reduce, 6, NXNIF_DIRTY) X(cumulative, 5, NXNIF_DIRTY)
+  X(reduce, 5, NXNIF_DIRTY) X(arg_reduce, 6, NXNIF_DIRTY) X(cumulative, 5, NXNIF_DIRTY)            \
+  /* pointers (Nx.to_pointer / Nx.from_pointer) */                                                \
+  X(to_pointer, 2, NXNIF_DIRTY) X(from_pointer, 6, NXNIF_DIRTY)
 
 namespace nxnif {
 #define NXNIF_DECLARE(name, arity, flags) ERL_NIF_TERM name(ErlNifEnv*, int, const ERL_NIF_TERM[]);

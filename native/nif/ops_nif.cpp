@@ -39,6 +39,8 @@ NXNIF_WEAK Tensor stack(const std::vector<Tensor>&, int64_t, DType);
 NXNIF_WEAK Tensor reduce(ReduceOp, const Tensor&, const std::vector<int64_t>&, bool, DType);
 NXNIF_WEAK Tensor arg_reduce(ArgReduceOp, const Tensor&, std::optional<int64_t>, bool, TieBreak, DType);
 NXNIF_WEAK Tensor cumulative(CumulativeOp, const Tensor&, int64_t, bool, DType);
+NXNIF_WEAK Pointer to_pointer(Tensor&, PointerKind);
+NXNIF_WEAK Tensor from_pointer(Device&, DType, const Shape&, const Pointer&);
 #undef NXNIF_WEAK
 }  // namespace nxvk
 
@@ -51,7 +53,7 @@ using nxvk::ErrorKind;
   X(from_binary) X(to_binary) X(constant) X(iota) X(eye) X(as_type) X(bitcast) X(unary) X(binary) \
   X(select) X(clip) X(reshape) X(squeeze) X(broadcast) X(transpose) X(pad) X(reverse) X(slice)   \
   X(slice_dynamic) X(put_slice) X(put_slice_dynamic) X(concatenate) X(stack) X(reduce)           \
-  X(arg_reduce) X(cumulative)
+  X(arg_reduce) X(cumulative) X(to_pointer) X(from_pointer)
 
 // A missing op function raises kind :not_built (distinct from device limitations).
 #define NXNIF_REQUIRE(function)                                                               \
@@ -368,6 +370,62 @@ NXNIF_DEFINE(cumulative) {
     auto axis = c.int64(2, "axis");
     auto rev = c.boolean(3, "reverse");
     return make_tensor(c.env, nxvk::cumulative(o, x, axis, rev, c.type(4, "type")));
+  });
+}
+
+namespace {
+nxvk::PointerKind pointer_kind(const Call& c, int arg, const char* name) {
+  std::string kind = c.atom_name(arg, name);
+  if (kind == "local") return nxvk::PointerKind::Local;
+  if (kind == "ipc") return nxvk::PointerKind::Ipc;
+  c.bad(arg, name, ":local or :ipc");
+}
+}  // namespace
+
+// to_pointer(tensor, mode) -> {:local, address, data_size} | {:ipc, handle, data_size}.
+// The first :ipc export moves the tensor into an exportable buffer: the resource is updated under
+// its lock, held for the whole export so that two exports of one tensor share one buffer. The
+// handle is a resource binary that holds the exported buffer: the export (its memory and fd)
+// lives while the tensor or the handle does, so a handle in hand can always be imported.
+NXNIF_DEFINE(to_pointer) {
+  return op(c, [&] {
+    NXNIF_REQUIRE(to_pointer);
+    TensorResource* res = nullptr;
+    if (!enif_get_resource(c.env, c.argv[0], tensor_resource_type, reinterpret_cast<void**>(&res)))
+      c.bad(0, "tensor", "a Vulkan tensor reference");
+    const auto kind = pointer_kind(c, 1, "mode");
+    std::lock_guard lock(res->mutex);
+    if (!res->tensor)
+      throw nxvk::Error(ErrorKind::InvalidArgument, std::string(c.fn) + ": argument 1 (tensor): tensor was deallocated");
+    nxvk::Pointer p = nxvk::to_pointer(*res->tensor, kind);
+    ERL_NIF_TERM size = enif_make_uint64(c.env, p.data_size);
+    if (p.kind == nxvk::PointerKind::Local)
+      return enif_make_tuple3(c.env, c.atom("local"), enif_make_uint64(c.env, p.address), size);
+    return enif_make_tuple3(c.env, c.atom("ipc"), make_pinning_binary(c.env, *res->tensor, p.handle), size);
+  });
+}
+
+// from_pointer(device, type, shape, kind, address | handle, data_size) -> tensor.
+NXNIF_DEFINE(from_pointer) {
+  return op(c, [&] {
+    NXNIF_REQUIRE(from_pointer);
+    auto device = c.device(0, "device");
+    auto type = c.type(1, "type");
+    auto shape = c.shape(2, "shape");
+    nxvk::Pointer p;
+    p.kind = pointer_kind(c, 3, "kind");
+    if (p.kind == nxvk::PointerKind::Local) {
+      ErlNifUInt64 address = 0;
+      if (!enif_get_uint64(c.env, c.argv[4], &address)) c.bad(4, "address", "a non-negative integer address");
+      p.address = address;
+    } else {
+      ErlNifBinary handle = c.binary(4, "handle");
+      p.handle.assign(reinterpret_cast<const char*>(handle.data), handle.size);
+    }
+    ErlNifUInt64 data_size = 0;
+    if (!enif_get_uint64(c.env, c.argv[5], &data_size)) c.bad(5, "data_size", "a non-negative integer");
+    p.data_size = data_size;
+    return make_tensor(c.env, nxvk::from_pointer(*device, type, shape, p));
   });
 }
 

@@ -297,6 +297,18 @@ ERL_NIF_TERM make_tensor(ErlNifEnv* env, nxvk::Tensor tensor) {
   return term;
 }
 
+ERL_NIF_TERM make_pinning_binary(ErlNifEnv* env, nxvk::Tensor tensor, std::string text) {
+  void* mem = enif_alloc_resource(tensor_resource_type, sizeof(TensorResource));
+  if (!mem) throw std::bad_alloc();
+  auto* res = new (mem) TensorResource();
+  res->tensor = std::move(tensor);
+  res->text = std::move(text);
+  // The binary's bytes live in the resource, which the binary keeps alive.
+  ERL_NIF_TERM term = enif_make_resource_binary(env, res, res->text.data(), res->text.size());
+  enif_release_resource(res);
+  return term;
+}
+
 ERL_NIF_TERM make_type(ErlNifEnv* env, nxvk::DType type) {
   const nxvk::TypeInfo& t = nxvk::type_info(type);
   return enif_make_tuple2(env, make_atom(env, t.nx_kind), enif_make_uint(env, t.bits));

@@ -22,6 +22,9 @@ struct TensorResource {
   ~TensorResource();
   std::mutex mutex;
   std::optional<nxvk::Tensor> tensor;
+  // The bytes of a resource binary made over this resource (an :ipc handle, see to_pointer):
+  // while that binary lives, so do this resource and its tensor's exported memory.
+  std::string text;
 };
 
 // Called for each device the NIF uses: at process exit, before the runtime's static teardown,
@@ -62,6 +65,9 @@ struct Call {
 void same_device(const Call& call, const std::vector<const nxvk::Tensor*>& tensors);
 
 ERL_NIF_TERM make_tensor(ErlNifEnv* env, nxvk::Tensor tensor);
+// A binary holding `text` that keeps `tensor` alive for as long as the binary (or any reference
+// to it) lives: a resource binary over a new tensor resource.
+ERL_NIF_TERM make_pinning_binary(ErlNifEnv* env, nxvk::Tensor tensor, std::string text);
 ERL_NIF_TERM make_type(ErlNifEnv* env, nxvk::DType type);
 ERL_NIF_TERM make_shape(ErlNifEnv* env, const nxvk::Shape& shape);
 ERL_NIF_TERM make_string(ErlNifEnv* env, std::string_view text);

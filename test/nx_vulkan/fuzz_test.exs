@@ -88,6 +88,9 @@ defmodule Nx.Vulkan.FuzzTest do
       :cumulative_sum,
       :not_an_op,
       :foo,
+      :local,
+      :ipc,
+      "nx_vulkan:fd:v1:pid=1:fd=0",
       "",
       "abc",
       <<1, 2, 3>>,
@@ -142,40 +145,56 @@ defmodule Nx.Vulkan.FuzzTest do
     u = Nx.tensor([1, 0, 1], type: :u8, backend: Nx.Vulkan.Backend).data.ref
     f32 = {:f, 32}
 
-    [
-      memory_stats: [nil],
-      release_cached_memory: [nil],
-      sync: [nil],
-      validation_report: [],
-      tensor_info: [t],
-      deallocate: [Nx.tensor([1], backend: Nx.Vulkan.Backend).data.ref],
-      from_binary: [nil, f32, {2}, <<0::64>>],
-      to_binary: [t, nil],
-      constant: [nil, f32, {2, 2}, 1.0],
-      iota: [nil, {:s, 32}, {2, 3}, 1],
-      eye: [nil, f32, {3, 3}],
-      as_type: [t, {:s, 32}],
-      bitcast: [t, {:s, 32}],
-      unary: [:exp, t, f32],
-      binary: [:add, t, row, f32, {2, 2}],
-      select: [u, u, u, {:u, 8}, {3}],
-      clip: [t, p, p, f32],
-      reshape: [t, {4}],
-      squeeze: [row, [0]],
-      broadcast: [t, {3, 2, 2}, [1, 2]],
-      transpose: [t, [1, 0]],
-      pad: [t, p, [{0, 0, 0}, {1, 1, 1}], f32],
-      reverse: [t, [0]],
-      slice: [t, [0, 0], [1, 2], [1, 1]],
-      slice_dynamic: [t, [s, s], [1, 1], [1, 1]],
-      put_slice: [t, [1, 0], row, f32],
-      put_slice_dynamic: [t, [s, s], row, f32],
-      concatenate: [[t, row], 0, f32],
-      stack: [[t, t], 1, f32],
-      reduce: [:sum, t, [0], false, f32],
-      arg_reduce: [:argmax, t, 1, true, :high, {:s, 32}],
-      cumulative: [:cumulative_sum, t, 1, true, f32]
-    ]
+    # from_pointer needs a live export; devices without external_memory_fd skip both.
+    pointers =
+      if Enum.at(Nx.Vulkan.devices(), Nx.Vulkan.default_device()).capabilities.external_memory_fd do
+        exported = Nx.tensor([[1.0, 2.0], [3.0, 4.0]], backend: Nx.Vulkan.Backend).data.ref
+        {:ipc, handle, size} = Native.to_pointer(exported, :ipc)
+        Process.put({__MODULE__, :exported}, exported)
+
+        [
+          to_pointer: [Nx.tensor([1.0], backend: Nx.Vulkan.Backend).data.ref, :ipc],
+          from_pointer: [nil, f32, {2, 2}, :ipc, handle, size]
+        ]
+      else
+        []
+      end
+
+    pointers ++
+      [
+        memory_stats: [nil],
+        release_cached_memory: [nil],
+        sync: [nil],
+        validation_report: [],
+        tensor_info: [t],
+        deallocate: [Nx.tensor([1], backend: Nx.Vulkan.Backend).data.ref],
+        from_binary: [nil, f32, {2}, <<0::64>>],
+        to_binary: [t, nil],
+        constant: [nil, f32, {2, 2}, 1.0],
+        iota: [nil, {:s, 32}, {2, 3}, 1],
+        eye: [nil, f32, {3, 3}],
+        as_type: [t, {:s, 32}],
+        bitcast: [t, {:s, 32}],
+        unary: [:exp, t, f32],
+        binary: [:add, t, row, f32, {2, 2}],
+        select: [u, u, u, {:u, 8}, {3}],
+        clip: [t, p, p, f32],
+        reshape: [t, {4}],
+        squeeze: [row, [0]],
+        broadcast: [t, {3, 2, 2}, [1, 2]],
+        transpose: [t, [1, 0]],
+        pad: [t, p, [{0, 0, 0}, {1, 1, 1}], f32],
+        reverse: [t, [0]],
+        slice: [t, [0, 0], [1, 2], [1, 1]],
+        slice_dynamic: [t, [s, s], [1, 1], [1, 1]],
+        put_slice: [t, [1, 0], row, f32],
+        put_slice_dynamic: [t, [s, s], row, f32],
+        concatenate: [[t, row], 0, f32],
+        stack: [[t, t], 1, f32],
+        reduce: [:sum, t, [0], false, f32],
+        arg_reduce: [:argmax, t, 1, true, :high, {:s, 32}],
+        cumulative: [:cumulative_sum, t, 1, true, f32]
+      ]
   end
 
   test "every NIF function's valid call returns" do

@@ -22,6 +22,7 @@ struct Capabilities {
   std::string driver_name, driver_info;
   std::array<uint8_t, 16> device_uuid{};
   std::array<uint8_t, 16> pipeline_cache_uuid{};
+  std::array<uint8_t, 16> driver_uuid{};  // with device_uuid, what opaque external memory must match
 
   // Arithmetic types in shaders.
   bool float64 = false, int64 = false, int16 = false, int8 = false, float16 = false;
@@ -60,6 +61,15 @@ struct Capabilities {
   // Memory: a memory type that is device-local, host-visible, coherent and cached on the largest
   // device-local heap, so tensors can be read and written by the host without staging.
   bool unified_memory = false;
+
+  // Memory shared outside this device (Nx.to_pointer / Nx.from_pointer).
+  // VK_KHR_external_memory_fd with storage buffers exportable and importable as opaque POSIX fds.
+  bool external_memory_fd = false;
+  bool external_memory_fd_dedicated_only = false;  // the driver wants a dedicated allocation per buffer
+  // VK_EXT_external_memory_host with storage buffers importable from host allocations; the address
+  // and size of an import must be multiples of min_imported_host_pointer_alignment.
+  bool external_memory_host = false;
+  uint64_t min_imported_host_pointer_alignment = 0;
 
   // Runtime features the executor uses when present.
   bool push_descriptor = false;

@@ -80,6 +80,28 @@ Tensor iota(Device& device, DType type, const Shape& shape, std::optional<int64_
 // 1 where the indices of the last two axes are equal, else 0 (batched over leading axes).
 Tensor eye(Device& device, DType type, const Shape& shape);
 
+// ---- Pointers (Nx.to_pointer / Nx.from_pointer; see docs/ARCHITECTURE.md, "Pointers") ----
+enum class PointerKind { Local, Ipc };
+struct Pointer {
+  PointerKind kind = PointerKind::Local;
+  uint64_t address = 0;    // Local: host address of the tensor's first byte
+  std::string handle;      // Ipc: "nx_vulkan:fd:v1:..." naming an exported opaque fd
+  uint64_t data_size = 0;  // bytes of the tensor (elements x element size)
+};
+// Local: the host-mapped address of the tensor's memory (devices whose tensors are host-visible;
+// Unsupported elsewhere), after its pending writes; valid while the tensor's buffer lives, which
+// is then never recycled. Ipc: the tensor's memory as an opaque fd (external_memory_fd); the
+// first export moves the tensor into a dedicated exportable buffer (a device copy; `tensor.buffer`
+// is replaced, its bytes are unchanged), later ones return the same handle. The fd stays open,
+// owned by that buffer, until the buffer is freed.
+Pointer to_pointer(Tensor& tensor, PointerKind kind);
+// A tensor over the memory `pointer` names, aliasing it (no copy). data_size must equal the
+// bytes of `type` x `shape`. Local: a host allocation (external_memory_host), aligned to
+// min_imported_host_pointer_alignment, that must outlive the tensor and not change while it
+// lives. Ipc: an export of this physical device and driver, from this process or another one
+// (whose fd is duplicated with pidfd_getfd, which needs ptrace permission over it).
+Tensor from_pointer(Device& device, DType type, const Shape& shape, const Pointer& pointer);
+
 // ---- Casts ----
 Tensor as_type(const Tensor& x, DType out_type);
 Tensor bitcast(const Tensor& x, DType out_type);  // same element size; bits unchanged

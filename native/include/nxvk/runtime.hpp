@@ -51,6 +51,24 @@ struct MemoryStats {
   uint64_t cache_hits = 0;      // allocations served from the cache
 };
 
+// Where a buffer's memory came from (see Device::allocate_exportable and the imports).
+enum class ExternalMemory : uint8_t {
+  None,          // an ordinary tensor or staging buffer of the caching allocator
+  ExportedFd,    // allocated exportable; its memory is shared as an opaque POSIX fd
+  ImportedFd,    // imported from an opaque POSIX fd (VK_KHR_external_memory_fd)
+  ImportedHost,  // imported from a host allocation (VK_EXT_external_memory_host)
+};
+
+// What an importer of an exported buffer must know: Vulkan requires an opaque-fd import to use
+// the exporter's allocation size and memory type, and an identical buffer when it is dedicated.
+struct ExportedFd {
+  int fd = -1;                  // owned by the buffer: open while the buffer lives; dup it to keep it
+  uint64_t buffer_size = 0;     // VkBufferCreateInfo::size of the exporting buffer
+  uint64_t allocation_size = 0; // VkMemoryAllocateInfo::allocationSize
+  uint32_t memory_type = 0;     // VkMemoryAllocateInfo::memoryTypeIndex
+  bool dedicated = false;       // allocated with VkMemoryDedicatedAllocateInfo
+};
+
 // A device buffer. Freed buffers return to the device's cache once every submission that used
 // them has completed (pending submissions hold a reference).
 class Buffer : public std::enable_shared_from_this<Buffer> {
@@ -64,6 +82,9 @@ class Buffer : public std::enable_shared_from_this<Buffer> {
   // Host pointer for zero-copy access, or nullptr when the buffer lives behind staging.
   void* mapped() const;
   BufferBlock& block() const { return *block_; }
+  ExternalMemory external() const;
+  // Never return this buffer's memory to the cache: the host holds its address (to_pointer).
+  void keep_out_of_cache();
 
  private:
   friend class Device;
@@ -127,6 +148,24 @@ class Device : public std::enable_shared_from_this<Device> {
   void fill(Buffer& dst, uint64_t offset, uint64_t bytes, uint32_t pattern);
   MemoryStats memory_stats() const;
   void release_cached_memory();
+  // Waits until every recorded use of `buffer` has completed (flushing if needed).
+  void wait_for(const Buffer& buffer);
+
+  // External memory. Buffers from these are never cached: freeing one destroys its memory (an
+  // importer elsewhere keeps its own reference to the payload). Each throws Unsupported, naming
+  // `op` and the capability, when the device lacks it.
+  // A dedicated buffer of `bytes` whose memory is exportable as an opaque fd (external_memory_fd).
+  std::shared_ptr<Buffer> allocate_exportable(uint64_t bytes, const char* op);
+  // The export of a buffer made by allocate_exportable (InvalidArgument for any other buffer).
+  ExportedFd exported_fd(const Buffer& buffer, const char* op) const;
+  // A buffer of `bytes` over memory imported from `fd`, exported with `layout` by a device with
+  // this device's UUID and driver UUID. Takes `fd`: the imported memory owns it on success
+  // (closed when the buffer's memory is freed), and it is closed on failure.
+  std::shared_ptr<Buffer> import_fd(int fd, const ExportedFd& layout, uint64_t bytes, const char* op);
+  // A buffer of `bytes` over the host allocation at `host` (external_memory_host): `host` must be
+  // a multiple of min_imported_host_pointer_alignment and the range rounded up to it readable.
+  // The buffer aliases that memory, which must outlive it.
+  std::shared_ptr<Buffer> import_host_memory(void* host, uint64_t bytes, const char* op);
 
   // Records one dispatch. `push` goes to push constants (at most 128 bytes); `spec` values are
   // specialization constants 0..n-1 (by convention 0 is the workgroup size x).

@@ -1,5 +1,7 @@
 // The caching allocator: one VkBuffer + VkDeviceMemory per block, sized to a size class (at most
 // 25% above the request), kept in a cache when freed and reused by the next request that fits.
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 
@@ -64,12 +66,7 @@ std::unique_ptr<BufferBlock> Allocator::take(uint64_t bytes, MemoryPool pool, co
     release_cache();
     block = create(capacity, pool, op);
   }
-  std::lock_guard lock(mutex_);
-  stats_.allocations += 1;
-  stats_.live_buffers += 1;
-  stats_.bytes_in_use += block->capacity;
-  stats_.bytes_requested += bytes;
-  stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+  count_new(*block, bytes);
   return block;
 }
 
@@ -80,8 +77,7 @@ std::unique_ptr<BufferBlock> Allocator::create(uint64_t capacity, MemoryPool poo
   block->pool = pool;
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   info.size = capacity;
-  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  info.usage = kTensorBufferUsage;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   device_.check(vkCreateBuffer(device_.device, &info, nullptr, &block->buffer),
                 (what + ": vkCreateBuffer").c_str());
@@ -114,9 +110,20 @@ void Allocator::destroy(BufferBlock& block) {
   if (block.mapped != nullptr) vkUnmapMemory(device_.device, block.memory);
   vkDestroyBuffer(device_.device, block.buffer, nullptr);
   vkFreeMemory(device_.device, block.memory, nullptr);
+  if (block.export_fd >= 0) ::close(block.export_fd);
   block.buffer = VK_NULL_HANDLE;
   block.memory = VK_NULL_HANDLE;
   block.mapped = nullptr;
+  block.export_fd = -1;
+}
+
+void Allocator::count_new(const BufferBlock& block, uint64_t requested) {
+  std::lock_guard lock(mutex_);
+  stats_.allocations += 1;
+  stats_.live_buffers += 1;
+  stats_.bytes_in_use += block.capacity;
+  stats_.bytes_requested += requested;
+  stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
 }
 
 void Allocator::give(std::unique_ptr<BufferBlock> block, uint64_t requested) {
@@ -125,6 +132,12 @@ void Allocator::give(std::unique_ptr<BufferBlock> block, uint64_t requested) {
   stats_.live_buffers -= 1;
   stats_.bytes_in_use -= block->capacity;
   stats_.bytes_requested -= requested;
+  // Shared memory (exported, imported, or whose address the host was given) is never reused.
+  if (block->external != ExternalMemory::None || block->no_reuse.load()) {
+    lock.unlock();
+    destroy(*block);
+    return;
+  }
   if (cache_limit_ == 0) {
     // Cache up to NX_VULKAN_CACHE_MAX bytes, by default a quarter of the device-local heap.
     uint64_t heap = device_.caps.device_local_heap_size;

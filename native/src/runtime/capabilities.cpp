@@ -28,6 +28,39 @@ bool has_device_extension(VkPhysicalDevice physical, const char* name) {
                      [&](const auto& p) { return std::strcmp(p.extensionName, name) == 0; });
 }
 
+namespace {
+// What the driver says about storage buffers with external memory of one handle type.
+VkExternalMemoryFeatureFlags external_buffer_features(VkPhysicalDevice physical,
+                                                      VkExternalMemoryHandleTypeFlagBits type) {
+  VkPhysicalDeviceExternalBufferInfo info{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO};
+  info.usage = kTensorBufferUsage;
+  info.handleType = type;
+  VkExternalBufferProperties props{VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
+  vkGetPhysicalDeviceExternalBufferProperties(physical, &info, &props);
+  return props.externalMemoryProperties.externalMemoryFeatures;
+}
+
+void read_external_memory(VkPhysicalDevice physical, Capabilities& caps) {
+  if (has_device_extension(physical, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME)) {
+    const auto f = external_buffer_features(physical, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT);
+    caps.external_memory_fd = (f & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT) &&
+                              (f & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT);
+    caps.external_memory_fd_dedicated_only = (f & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT) != 0;
+  }
+  if (has_device_extension(physical, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)) {
+    const auto f = external_buffer_features(physical, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT);
+    VkPhysicalDeviceExternalMemoryHostPropertiesEXT host{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &host};
+    vkGetPhysicalDeviceProperties2(physical, &p2);
+    caps.min_imported_host_pointer_alignment = host.minImportedHostPointerAlignment;
+    caps.external_memory_host = (f & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT) &&
+                                (f & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT) == 0 &&
+                                host.minImportedHostPointerAlignment != 0;
+  }
+}
+}  // namespace
+
 Capabilities read_capabilities(VkInstance, VkPhysicalDevice physical, uint32_t index) {
   Capabilities caps;
   caps.index = index;
@@ -64,6 +97,7 @@ Capabilities read_capabilities(VkInstance, VkPhysicalDevice physical, uint32_t i
   caps.driver_info = props12.driverInfo;
   std::memcpy(caps.device_uuid.data(), props11.deviceUUID, 16);
   std::memcpy(caps.pipeline_cache_uuid.data(), props.properties.pipelineCacheUUID, 16);
+  std::memcpy(caps.driver_uuid.data(), props11.driverUUID, 16);
 
   caps.subgroup_size = props11.subgroupSize;
   caps.min_subgroup_size = (v13 || size_control_ext) ? size_control_props.minSubgroupSize : props11.subgroupSize;
@@ -152,6 +186,7 @@ Capabilities read_capabilities(VkInstance, VkPhysicalDevice physical, uint32_t i
   caps.cooperative_matrix_nv = coop_nv && coop_nv_features.cooperativeMatrix;
   caps.cooperative_matrix_khr = coop_khr && coop_khr_features.cooperativeMatrix;
   caps.push_descriptor = has_device_extension(physical, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  read_external_memory(physical, caps);
 
   // Memory: the largest device-local heap and whether it has a cached, coherent host view.
   VkPhysicalDeviceMemoryProperties memory;
@@ -209,6 +244,8 @@ const Maskable kMaskable[] = {
     {"coop_matrix", [](Capabilities& c) { c.cooperative_matrix_khr = c.cooperative_matrix_nv = false; }},
     {"unified_memory", [](Capabilities& c) { c.unified_memory = false; }},
     {"push_descriptor", [](Capabilities& c) { c.push_descriptor = false; }},
+    {"external_memory_fd", [](Capabilities& c) { c.external_memory_fd = c.external_memory_fd_dedicated_only = false; }},
+    {"external_memory_host", [](Capabilities& c) { c.external_memory_host = false; }},
 };
 }  // namespace
 
@@ -294,6 +331,13 @@ std::string Capabilities::describe() const {
     << max_workgroup_count[1] << "x" << max_workgroup_count[2] << "\n";
   s << "  push constants:           " << max_push_constants_size << " bytes\n";
   s << "  unified memory:           " << yes(unified_memory) << " (device-local and host-visible)\n";
+  s << "  external memory fd:       " << yes(external_memory_fd)
+    << (external_memory_fd_dedicated_only ? " (dedicated allocations only)" : "")
+    << " (Nx.to_pointer/from_pointer mode :ipc)\n";
+  s << "  external memory host:     " << yes(external_memory_host);
+  if (min_imported_host_pointer_alignment != 0)
+    s << " (alignment " << min_imported_host_pointer_alignment << " bytes)";
+  s << " (Nx.from_pointer mode :local)\n";
   s << "  push descriptors:         " << yes(push_descriptor) << "\n";
   s << "  timeline semaphores:      " << yes(timeline_semaphore) << "\n";
   if (!disabled.empty()) {

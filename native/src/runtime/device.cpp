@@ -136,6 +136,9 @@ Device::Device(Private, uint32_t index, const DeviceOptions& options)
     atomic2.shaderBufferFloat64AtomicMinMax = caps.atomic_float64_min_max;
     chain(atomic2);
   }
+  // External memory (Nx.to_pointer / from_pointer): only when present and not masked off.
+  if (caps.external_memory_fd) extensions.push_back(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+  if (caps.external_memory_host) extensions.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   // MoltenVK and other portability drivers require this extension to be enabled when offered.
   if (has_device_extension(s.physical, "VK_KHR_portability_subset"))
     extensions.push_back("VK_KHR_portability_subset");
@@ -158,11 +161,16 @@ Device::Device(Private, uint32_t index, const DeviceOptions& options)
     if (caps.push_descriptor)
       s.push_descriptor_set = reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(
           vkGetDeviceProcAddr(s.device, "vkCmdPushDescriptorSetKHR"));
+    if (caps.external_memory_fd)
+      s.get_memory_fd = reinterpret_cast<PFN_vkGetMemoryFdKHR>(vkGetDeviceProcAddr(s.device, "vkGetMemoryFdKHR"));
+    if (caps.external_memory_host)
+      s.get_memory_host_pointer_properties = reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(
+          vkGetDeviceProcAddr(s.device, "vkGetMemoryHostPointerPropertiesEXT"));
 
     // Memory types: tensors on the largest device-local heap; zero-copy when that memory is also
     // host-visible, coherent and cached, unless staging is forced.
-    VkPhysicalDeviceMemoryProperties memory;
-    vkGetPhysicalDeviceMemoryProperties(s.physical, &memory);
+    vkGetPhysicalDeviceMemoryProperties(s.physical, &s.memory_properties);
+    const VkPhysicalDeviceMemoryProperties& memory = s.memory_properties;
     const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     int tensor_type = -1;
     if (caps.unified_memory && !force_staging) {

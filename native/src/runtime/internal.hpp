@@ -30,6 +30,10 @@ constexpr auto kStructureTypeCooperativeMatrixFeaturesKHR = static_cast<VkStruct
 #endif
 constexpr const char* kCooperativeMatrixKHRExtension = "VK_KHR_cooperative_matrix";
 
+// The usage of every tensor buffer (and of buffers made from external memory, which must match).
+constexpr VkBufferUsageFlags kTensorBufferUsage =
+    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+
 // The process-wide Vulkan instance with every usable physical device.
 class Instance {
  public:
@@ -74,6 +78,16 @@ struct BufferBlock {
   uint64_t capacity = 0;
   void* mapped = nullptr;
   MemoryPool pool = MemoryPool::Tensor;
+  // Where the memory came from. Only ordinary blocks are cached and reused: memory that was
+  // exported or imported is shared with someone else, so it is destroyed when freed.
+  ExternalMemory external = ExternalMemory::None;
+  int export_fd = -1;               // ExportedFd: the fd vkGetMemoryFdKHR gave us, closed with the block
+  uint64_t allocation_size = 0;     // VkMemoryAllocateInfo::allocationSize
+  uint32_t memory_type = 0;
+  bool dedicated = false;           // allocated with VkMemoryDedicatedAllocateInfo
+  // Set when the host was handed the mapped address (to_pointer :local): never reused, so a stale
+  // address can at worst reach unmapped memory, never another tensor's bytes.
+  std::atomic<bool> no_reuse{false};
   // Timeline value of the last batch that recorded a command touching this buffer.
   std::atomic<uint64_t> last_use{0};
 };
@@ -90,6 +104,12 @@ class Allocator {
   ~Allocator();
   std::unique_ptr<BufferBlock> take(uint64_t bytes, MemoryPool pool, const char* op);
   void give(std::unique_ptr<BufferBlock> block, uint64_t requested);
+  // External memory (external_memory.cpp): a dedicated block whose memory is exported as an
+  // opaque fd; a block over memory imported from an opaque fd (takes `fd`: owned by the memory
+  // on success, closed on failure); a block over a host allocation.
+  std::unique_ptr<BufferBlock> take_exportable(uint64_t bytes, const char* op);
+  std::unique_ptr<BufferBlock> import_fd(int fd, const ExportedFd& layout, uint64_t bytes, const char* op);
+  std::unique_ptr<BufferBlock> import_host(void* host, uint64_t bytes, const char* op);
   void release_cache();
   MemoryStats stats() const;
   static uint64_t size_class(uint64_t bytes);
@@ -97,6 +117,10 @@ class Allocator {
  private:
   std::unique_ptr<BufferBlock> create(uint64_t capacity, MemoryPool pool, const char* op);
   void destroy(BufferBlock& block);
+  void count_new(const BufferBlock& block, uint64_t requested);
+  bool should_map(uint32_t memory_type) const;
+  VkBuffer create_buffer(uint64_t size, VkExternalMemoryHandleTypeFlags handle_types, const std::string& what);
+  void bind_and_map(BufferBlock& block, const std::string& what);
   DeviceState& device_;
   mutable std::mutex mutex_;
   std::multimap<uint64_t, std::unique_ptr<BufferBlock>> cache_[2];
@@ -205,6 +229,9 @@ struct DeviceState {
   uint32_t staging_memory_type = 0;
   bool tensors_mapped = false;  // zero-copy: tensor memory is host-visible and mapped
   PFN_vkCmdPushDescriptorSetKHR push_descriptor_set = nullptr;
+  PFN_vkGetMemoryFdKHR get_memory_fd = nullptr;                                // external_memory_fd
+  PFN_vkGetMemoryHostPointerPropertiesEXT get_memory_host_pointer_properties = nullptr;  // external_memory_host
+  VkPhysicalDeviceMemoryProperties memory_properties{};
   std::atomic<bool> lost{false};
 
   std::unique_ptr<Allocator> allocator;
