@@ -276,11 +276,6 @@ defmodule Nx.Vulkan.Backend do
             "from_pointer: :data_size must be a non-negative integer, got: #{inspect(size)}"
     end
 
-    unless device_type?(type) do
-      raise ArgumentError,
-            "from_pointer: #{Nx.Type.to_string(type)} has no device storage, so it cannot alias device memory"
-    end
-
     out = Nx.template(shape, type, names: opts[:names])
     wrap(out, Native.from_pointer(device, type, shape, kind, target, size), device)
   end

@@ -91,4 +91,7 @@ void apply_capability_mask(Capabilities& caps, const std::vector<std::string>& n
 // The feature names NX_VULKAN_DISABLE lists (empty when unset).
 std::vector<std::string> environment_capability_mask();
 
+// A device or driver UUID as 32 lowercase hex digits.
+std::string uuid_hex(const std::array<uint8_t, 16>& bytes);
+
 }  // namespace nxvk

@@ -513,7 +513,9 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
   if (is_float_op(op)) {
     if (!is_float(out)) bad(name, std::string("the output type must be a float type, got ") + type_name(out));
     if (caps.float64 && out == DType::F32 && (op == UnaryOp::exp || op == UnaryOp::sigmoid))
-      return {"double fx = " + to_compute(caps, t, "a") + "; float v = nx_" + name + "_to_f32(fx);", "float"};
+      // sigmoid's fallback (glibc's exp inside, math_glibc.inc) is large: one copy, not four.
+      return {"double fx = " + to_compute(caps, t, "a") + "; float v = nx_" + name + "_to_f32(fx);", "float",
+              op == UnaryOp::sigmoid};
     const std::string fn = std::string("nx_") + name + (caps.float64 ? "" : "_f32");
     return {ft + " fx = " + to_compute(caps, t, "a") + "; " + ft + " v = " + fn + "(fx);", ft, true};
   }

@@ -24,15 +24,7 @@ constexpr const char* kHandlePrefix = "nx_vulkan:fd:v1";
 
 uint64_t word_bytes(uint64_t bytes) { return std::max<uint64_t>(4, (bytes + 3) / 4 * 4); }
 
-std::string hex(const std::array<uint8_t, 16>& bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (uint8_t b : bytes) {
-    out += digits[b >> 4];
-    out += digits[b & 15];
-  }
-  return out;
-}
+std::string hex(const std::array<uint8_t, 16>& bytes) { return uuid_hex(bytes); }
 
 // <cctype> on a plain char is undefined for bytes above 0x7f, which a handle from Elixir may hold.
 bool is_digit(char c) { return c >= '0' && c <= '9'; }

@@ -290,7 +290,9 @@ std::string mib(uint64_t bytes) {
   s << bytes << " (" << (bytes >> 20) << " MiB)";
   return s.str();
 }
-std::string hex(const std::array<uint8_t, 16>& bytes) {
+}  // namespace
+
+std::string uuid_hex(const std::array<uint8_t, 16>& bytes) {
   static const char* digits = "0123456789abcdef";
   std::string out;
   for (uint8_t b : bytes) {
@@ -299,7 +301,6 @@ std::string hex(const std::array<uint8_t, 16>& bytes) {
   }
   return out;
 }
-}  // namespace
 
 std::string Capabilities::describe() const {
   std::ostringstream s;
@@ -308,7 +309,7 @@ std::string Capabilities::describe() const {
   s << "  vendor/device id:         0x" << std::hex << vendor_id << "/0x" << device_id << std::dec << "\n";
   s << "  Vulkan:                   " << version(api_version) << "\n";
   s << "  driver:                   " << driver_name << " " << driver_info << " (version " << driver_version << ")\n";
-  s << "  device uuid:              " << hex(device_uuid) << "\n";
+  s << "  device uuid:              " << uuid_hex(device_uuid) << "\n";
   s << "  types: f64 " << yes(float64) << ", int64 " << yes(int64) << ", int16 " << yes(int16)
     << ", int8 " << yes(int8) << ", f16 " << yes(float16) << "\n";
   s << "  storage: 8-bit " << yes(storage_buffer_8bit) << ", 16-bit " << yes(storage_buffer_16bit) << "\n";
