@@ -177,7 +177,10 @@ float nx_wide_split(float a, out float lo) {  // Veltkamp
 // a b for float-float operands (al, bl small), to within about one rounding.
 float nx_wide_mul(float ah, float al, float bh, float bl) {
   precise float p = ah * bh;
-  if (isnan(p) || isinf(p) || p == 0.0 || abs(ah) > 1.0e30 || abs(bh) > 1.0e30 || abs(p) > 1.0e30 || abs(p) < 1.0e-30)
+  // Far from overflow, and far enough from the subnormal range that no partial product of the
+  // split is subnormal (devices may flush those): else the plain product, within 1 ulp.
+  if (isnan(p) || isinf(p) || p == 0.0 || abs(ah) > 1.0e30 || abs(bh) > 1.0e30 || abs(p) > 1.0e30 ||
+      abs(p) < 1.0e-22 || abs(ah) < 1.0e-28 || abs(bh) < 1.0e-28)
     return (ah + al) * (bh + bl);
   float a1, a0, b1, b0; a1 = nx_wide_split(ah, a0); b1 = nx_wide_split(bh, b0);
   precise float e = ((a1 * b1 - p) + a1 * b0 + a0 * b1) + a0 * b0;
