@@ -221,8 +221,9 @@ defmodule Nx.Vulkan.PointerTest do
       Nx.from_pointer(Backend, {:local, 1234}, :f32, {1})
     end
 
-    assert_raise ArgumentError, ~r/^from_pointer: s4 has no device storage/, fn ->
-      Nx.from_pointer(Backend, %Nx.Pointer{kind: :local, address: 4096, data_size: 1}, :s4, {2})
+    # Sub-byte types are packed: s4[3] is 2 bytes.
+    assert_raise ArgumentError, ~r/^from_pointer: data_size 3 does not match the s4\{3\} tensor's 2 bytes/, fn ->
+      Nx.from_pointer(Backend, %Nx.Pointer{kind: :local, address: 4096, data_size: 3}, :s4, {3})
     end
 
     assert_raise ArgumentError, ~r/^from_pointer: unknown options \[:bogus\]/, fn ->
@@ -231,10 +232,13 @@ defmodule Nx.Vulkan.PointerTest do
       )
     end
 
-    host = Nx.tensor([1, 2], type: :s4)
+  end
 
-    assert_raise ArgumentError, ~r/^to_pointer: the s4 tensor is held on the host/, fn ->
-      Nx.to_pointer(host, mode: :ipc)
-    end
+  test "sub-byte tensors round trip through an :ipc pointer" do
+    t = Nx.tensor([1, -2, 3, -8, 7], type: :s4)
+    pointer = Nx.to_pointer(t, mode: :ipc)
+    assert pointer.data_size == 3
+    back = Nx.from_pointer(Backend, pointer, :s4, {5})
+    assert Nx.to_flat_list(back) == [1, -2, 3, -8, 7]
   end
 end

@@ -262,7 +262,7 @@ Tensor from_pointer(Device& device, DType type, const Shape& shape, const Pointe
     elements *= static_cast<uint64_t>(d);
   }
   require_type(caps, type, "from_pointer");
-  const uint64_t bytes = elements * type_bytes(type);
+  const uint64_t bytes = storage_bytes(type, elements);  // sub-byte types: packed, whole bytes
   if (pointer.data_size != bytes)
     fail(ErrorKind::InvalidArgument,
          "from_pointer: data_size " + std::to_string(pointer.data_size) + " does not match the " +
