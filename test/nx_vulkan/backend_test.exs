@@ -125,30 +125,6 @@ defmodule Nx.Vulkan.BackendTest do
       # Inspect turns exceptions into an #Inspect.Error<...> document that quotes the message.
       assert inspect(t) =~ "tensor was deallocated"
     end
-
-    test "memory goes back down after deallocate and after garbage collection" do
-      device = Nx.Vulkan.default_device()
-      before = Nx.Vulkan.memory_stats(device).bytes_in_use
-      bin = :binary.copy(<<1.0::float-32-native>>, 262_144)
-      t = Nx.from_binary(bin, :f32)
-      assert Nx.Vulkan.memory_stats(device).bytes_in_use >= before + byte_size(bin)
-      :ok = Nx.backend_deallocate(t)
-      assert Nx.Vulkan.memory_stats(device).bytes_in_use < before + byte_size(bin)
-
-      # A tensor dropped by its process is freed by garbage collection.
-      task = Task.async(fn -> Nx.from_binary(bin, :f32) |> Nx.to_binary(limit: 1) end)
-      Task.await(task, 120_000)
-      :erlang.garbage_collect()
-      wait_until(fn -> Nx.Vulkan.memory_stats(device).bytes_in_use < before + byte_size(bin) end)
-    end
-  end
-
-  defp wait_until(fun, tries \\ 250) do
-    cond do
-      fun.() -> :ok
-      tries == 0 -> flunk("condition not reached")
-      true -> Process.sleep(20) && wait_until(fun, tries - 1)
-    end
   end
 
   describe "inspect" do
@@ -368,6 +344,40 @@ defmodule Nx.Vulkan.BackendTest do
         b = Nx.tensor([1], backend: {Backend, device: 1})
         assert_raise ArgumentError, ~r/different devices/, fn -> Nx.add(a, b) end
       end
+    end
+  end
+end
+
+defmodule Nx.Vulkan.MemoryStatsTest do
+  # Not async: bytes_in_use is the device's, and tests running beside this one allocate and free.
+  use ExUnit.Case, async: false
+
+  setup do
+    Nx.default_backend(Nx.Vulkan.Backend)
+    :ok
+  end
+
+  test "memory goes back down after deallocate and after garbage collection" do
+    device = Nx.Vulkan.default_device()
+    before = Nx.Vulkan.memory_stats(device).bytes_in_use
+    bin = :binary.copy(<<1.0::float-32-native>>, 262_144)
+    t = Nx.from_binary(bin, :f32)
+    assert Nx.Vulkan.memory_stats(device).bytes_in_use >= before + byte_size(bin)
+    :ok = Nx.backend_deallocate(t)
+    assert Nx.Vulkan.memory_stats(device).bytes_in_use < before + byte_size(bin)
+
+    # A tensor dropped by its process is freed by garbage collection.
+    task = Task.async(fn -> Nx.from_binary(bin, :f32) |> Nx.to_binary(limit: 1) end)
+    Task.await(task, 120_000)
+    :erlang.garbage_collect()
+    wait_until(fn -> Nx.Vulkan.memory_stats(device).bytes_in_use < before + byte_size(bin) end)
+  end
+
+  defp wait_until(fun, tries \\ 250) do
+    cond do
+      fun.() -> :ok
+      tries == 0 -> flunk("condition not reached")
+      true -> Process.sleep(20) && wait_until(fun, tries - 1)
     end
   end
 end

@@ -222,16 +222,22 @@ defmodule Nx.Vulkan.PointerTest do
     end
 
     # Sub-byte types are packed: s4[3] is 2 bytes.
-    assert_raise ArgumentError, ~r/^from_pointer: data_size 3 does not match the s4\{3\} tensor's 2 bytes/, fn ->
-      Nx.from_pointer(Backend, %Nx.Pointer{kind: :local, address: 4096, data_size: 3}, :s4, {3})
-    end
+    assert_raise ArgumentError,
+                 ~r/^from_pointer: data_size 3 does not match the s4\{3\} tensor's 2 bytes/,
+                 fn ->
+                   Nx.from_pointer(
+                     Backend,
+                     %Nx.Pointer{kind: :local, address: 4096, data_size: 3},
+                     :s4,
+                     {3}
+                   )
+                 end
 
     assert_raise ArgumentError, ~r/^from_pointer: unknown options \[:bogus\]/, fn ->
       Nx.from_pointer(Backend, %Nx.Pointer{kind: :local, address: 4096, data_size: 4}, :f32, {1},
         bogus: 1
       )
     end
-
   end
 
   test "sub-byte tensors round trip through an :ipc pointer" do
