@@ -136,18 +136,19 @@ $T nx_fmod_$S($T x, $T y) {
 }
 )GLSL";
 
+// `src` with each placeholder replaced, in the order given (longer keys first where one is a
+// prefix of another: $SPLIT before $S).
+std::string substitute(std::string src, std::initializer_list<std::pair<const char*, std::string>> keys) {
+  for (const auto& [from, to] : keys) {
+    const std::string f = from;
+    for (size_t p = src.find(f); p != std::string::npos; p = src.find(f, p + to.size())) src.replace(p, f.size(), to);
+  }
+  return src;
+}
+
 std::string instantiate(const std::string& t, const std::string& split, const std::string& big,
                         const std::string& small, const std::string& suffix) {
-  std::string src = kHelpersT;
-  auto rep = [&](const std::string& from, const std::string& to) {
-    for (size_t p = src.find(from); p != std::string::npos; p = src.find(from, p + to.size())) src.replace(p, from.size(), to);
-  };
-  rep("$SPLIT", split);
-  rep("$BIG", big);
-  rep("$SMALL", small);
-  rep("$S", suffix);
-  rep("$T", t);
-  return src;
+  return substitute(kHelpersT, {{"$SPLIT", split}, {"$BIG", big}, {"$SMALL", small}, {"$S", suffix}, {"$T", t}});
 }
 
 std::string fsuffix(const Capabilities& caps) { return caps.float64 ? "f64" : "f32"; }
@@ -254,21 +255,30 @@ std::string int_float_compare_helpers(const Capabilities& caps) {
     if (d && !caps.float64) continue;
     for (const WideInt& w : kWideInts) {
       if (w.is64 && !caps.int64) continue;
-      std::string t = kIntFloatCompareT;
-      auto put = [&t](const std::string& key, const std::string& v) {
-        for (size_t p; (p = t.find(key)) != std::string::npos;) t.replace(p, key.size(), v);
-      };
-      put("$I", w.name);
-      put("$X", w.glsl);
-      put("$HI", std::string(w.hi) + (d ? "lf" : ""));
-      put("$LO", std::string(w.lo) + (d ? "lf" : ""));
-      put("$T", d ? "double" : "float");
-      put("$S", d ? "f64" : "f32");
-      put("$F", d ? "d" : "f");
-      out += t;
+      out += substitute(kIntFloatCompareT, {{"$I", w.name},
+                                            {"$X", w.glsl},
+                                            {"$HI", std::string(w.hi) + (d ? "lf" : "")},
+                                            {"$LO", std::string(w.lo) + (d ? "lf" : "")},
+                                            {"$T", d ? "double" : "float"},
+                                            {"$S", d ? "f64" : "f32"},
+                                            {"$F", d ? "d" : "f"}});
     }
   }
   return out;
+}
+
+// x OP y for the float ops that are plain arithmetic or a choice (empty for the others).
+// NaN wins max/min; on equal values the first operand (Erlang's max/min keep it: max(-0.0, 0.0)
+// is -0.0).
+std::string float_arith(BinaryOp op, const std::string& x, const std::string& y) {
+  switch (op) {
+    case BinaryOp::add: return x + " + " + y;
+    case BinaryOp::subtract: return x + " - " + y;
+    case BinaryOp::multiply: return x + " * " + y;
+    case BinaryOp::max: return "(isnan(" + x + ") || isnan(" + y + ")) ? " + x + " + " + y + " : ((" + x + " < " + y + ") ? " + y + " : " + x + ")";
+    case BinaryOp::min: return "(isnan(" + x + ") || isnan(" + y + ")) ? " + x + " + " + y + " : ((" + y + " < " + x + ") ? " + y + " : " + x + ")";
+    default: return "";
+  }
 }
 
 // Every value of the type is an f32 value (f16, bf16, f32, integers of at most 16 bits).
@@ -374,29 +384,16 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
   const bool wide_arith = !caps.float64 && (wide_int(caps, ta) || wide_int(caps, tb)) &&
                           (op == BinaryOp::add || op == BinaryOp::subtract || op == BinaryOp::multiply ||
                            op == BinaryOp::divide);
-  if (caps.float64 && out == DType::F32 && f32_exact(ta) && f32_exact(tb) &&
-      (op == BinaryOp::add || op == BinaryOp::subtract || op == BinaryOp::multiply || op == BinaryOp::max ||
-       op == BinaryOp::min)) {
+  if (caps.float64 && out == DType::F32 && f32_exact(ta) && f32_exact(tb) && !float_arith(op, "", "").empty()) {
     // Both operands are exact f32 values: f32 add/sub/mul are correctly rounded (Vulkan), and
     // rounding through f64 first would give the same bits (53 >= 2*24 + 2), so compute in f32.
     // Devices may flush f32 subnormals: a zero or subnormal operand or result goes through f64.
     const std::string fa = to_f32(caps, ta, "a"), fb = to_f32(caps, tb, "b");
-    std::string e;
-    switch (op) {
-      case BinaryOp::add: e = "fa + fb"; break;
-      case BinaryOp::subtract: e = "fa - fb"; break;
-      case BinaryOp::multiply: e = "fa * fb"; break;
-      case BinaryOp::max: e = "(isnan(fa) || isnan(fb)) ? fa + fb : ((fa < fb) ? fb : fa)"; break;
-      default: e = "(isnan(fa) || isnan(fb)) ? fa + fb : ((fb < fa) ? fb : fa)"; break;
-    }
-    std::string slow = e;
-    for (auto [from, to] : {std::pair<std::string, std::string>{"fa", "da"}, {"fb", "db"}})
-      for (size_t p; (p = slow.find(from)) != std::string::npos;) slow.replace(p, 2, to);
-    return {"float fa = " + fa + "; float fb = " + fb + ";\n      precise float v = " + e + ";\n      " +
+    return {"float fa = " + fa + "; float fb = " + fb + ";\n      precise float v = " + float_arith(op, "fa", "fb") + ";\n      " +
                 "if ((floatBitsToUint(fa) & 0x7f800000u) == 0u || (floatBitsToUint(fb) & 0x7f800000u) == 0u || "
                 "(floatBitsToUint(v) & 0x7f800000u) == 0u) {\n"
                 "        double da = nx_f32_to_f64(fa); double db = nx_f32_to_f64(fb);\n"
-                "        precise double dv = " + slow + ";\n        v = nx_double_to_float(dv);\n      }",
+                "        precise double dv = " + float_arith(op, "da", "db") + ";\n        v = nx_double_to_float(dv);\n      }",
             "float"};
   }
   if (is_float(out) && wide_arith) {
@@ -421,18 +418,13 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
   }
   if (is_float(out)) {
     const std::string pre = ft + " fa = " + to_compute(caps, ta, "a") + "; " + ft + " fb = " + to_compute(caps, tb, "b") + ";\n      ";
-    std::string e;
+    std::string e = float_arith(op, "fa", "fb");
     switch (op) {
-      case BinaryOp::add: e = "fa + fb"; break;
-      case BinaryOp::subtract: e = "fa - fb"; break;
-      case BinaryOp::multiply: e = "fa * fb"; break;
+      case BinaryOp::add: case BinaryOp::subtract: case BinaryOp::multiply: case BinaryOp::max: case BinaryOp::min: break;
       case BinaryOp::divide: e = "nx_qdiv_" + sfx + "(fa, fb)"; break;
       case BinaryOp::remainder: e = (sfx == "f32" ? "nx_fmod_bits_f32" : "nx_fmod_" + sfx) + "(fa, fb)"; break;
       case BinaryOp::pow: e = caps.float64 ? "nx_pow(fa, fb)" : "nx_pow_f32(fa, fb)"; break;
       case BinaryOp::atan2: e = caps.float64 ? "nx_atan2(fa, fb)" : "nx_atan2_f32(fa, fb)"; break;
-      // NaN wins; on equal values the first operand (Erlang's max/min keep it: max(-0.0, 0.0) is -0.0).
-      case BinaryOp::max: e = "(isnan(fa) || isnan(fb)) ? fa + fb : ((fa < fb) ? fb : fa)"; break;
-      case BinaryOp::min: e = "(isnan(fa) || isnan(fb)) ? fa + fb : ((fb < fa) ? fb : fa)"; break;
       default: bad(name, std::string("integer-only op given float output type ") + type_name(out));
     }
     return {pre + "precise " + ft + " v = " + e + ";", ft, op == BinaryOp::pow || op == BinaryOp::atan2};
