@@ -50,9 +50,9 @@ double time_op(Device& device, const Options& o, const std::function<void()>& bo
   return median(samples);
 }
 
-Tensor random_f32(Device& device, const Shape& shape, uint32_t seed) {
+Tensor random_f32(Device& device, const Shape& shape, uint32_t seed, float lo = -2.0f, float hi = 2.0f) {
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> host(static_cast<size_t>(shape_size(shape)));
   for (auto& x : host) x = dist(rng);
   return from_binary(device, DType::F32, shape, std::as_bytes(std::span<const float>(host)));
@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
     Tensor b = random_f32(*device, {rows, cols}, 2);
     Tensor row_vec = random_f32(*device, {cols}, 3);
     Tensor col_vec = random_f32(*device, {rows, 1}, 4);
+    Tensor pos = random_f32(*device, {rows, cols}, 5, 0x1p-20f, 4.0f);  // log's domain
     auto scratch = device->allocate(a.bytes());
     std::vector<Row> rows_out;
     auto run = [&](const std::string& name, double bytes, const std::function<void()>& body) {
@@ -113,7 +114,9 @@ int main(int argc, char** argv) {
     run("exp f32", 2 * b4, [&] { (void)unary(UnaryOp::exp, a, DType::F32); });
     run("sigmoid f32", 2 * b4, [&] { (void)unary(UnaryOp::sigmoid, a, DType::F32); });
     run("tanh f32", 2 * b4, [&] { (void)unary(UnaryOp::tanh, a, DType::F32); });
-    run("log f32", 2 * b4, [&] { (void)unary(UnaryOp::log, a, DType::F32); });
+    run("expm1 f32", 2 * b4, [&] { (void)unary(UnaryOp::expm1, a, DType::F32); });
+    run("log f32 (0, 4]", 2 * b4, [&] { (void)unary(UnaryOp::log, pos, DType::F32); });
+    run("log1p f32 (0, 4]", 2 * b4, [&] { (void)unary(UnaryOp::log1p, pos, DType::F32); });
     run("add f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::add, a, b, DType::F32, a.shape); });
     run("multiply f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::multiply, a, b, DType::F32, a.shape); });
     run("divide f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::divide, a, b, DType::F32, a.shape); });

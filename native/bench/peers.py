@@ -25,6 +25,7 @@ def bench_torch(n, cols, reps, iters, only):
     b = torch.rand(rows, cols, device="cuda", generator=g) * 4 - 2
     rv = torch.rand(cols, device="cuda", generator=g)
     cv = torch.rand(rows, 1, device="cuda", generator=g)
+    pos = torch.rand(rows, cols, device="cuda", generator=g) * 4 + 2.0 ** -20  # log's domain
     out = torch.empty_like(a)
     b4 = 4.0 * rows * cols
     cases = [
@@ -34,7 +35,9 @@ def bench_torch(n, cols, reps, iters, only):
         ("exp f32", 2 * b4, lambda: torch.exp(a)),
         ("sigmoid f32", 2 * b4, lambda: torch.sigmoid(a)),
         ("tanh f32", 2 * b4, lambda: torch.tanh(a)),
-        ("log f32", 2 * b4, lambda: torch.log(a)),
+        ("expm1 f32", 2 * b4, lambda: torch.expm1(a)),
+        ("log f32 (0, 4]", 2 * b4, lambda: torch.log(pos)),
+        ("log1p f32 (0, 4]", 2 * b4, lambda: torch.log1p(pos)),
         ("add f32 same shape", 3 * b4, lambda: a + b),
         ("multiply f32 same shape", 3 * b4, lambda: a * b),
         ("divide f32 same shape", 3 * b4, lambda: a / b),
@@ -66,11 +69,12 @@ def bench_jax(n, cols, reps, iters, only):
     import jax
     import jax.numpy as jnp
     rows = n // cols
-    k1, k2, k3, k4 = jax.random.split(jax.random.PRNGKey(0), 4)
+    k1, k2, k3, k4, k5 = jax.random.split(jax.random.PRNGKey(0), 5)
     a = jax.random.uniform(k1, (rows, cols), minval=-2, maxval=2)
     b = jax.random.uniform(k2, (rows, cols), minval=-2, maxval=2)
     rv = jax.random.uniform(k3, (cols,))
     cv = jax.random.uniform(k4, (rows, 1))
+    pos = jax.random.uniform(k5, (rows, cols), minval=2.0 ** -20, maxval=4)
     b4 = 4.0 * rows * cols
     cases = [
         ("copy", 2 * b4, jax.jit(lambda x: x + 0.0), (a,)),
@@ -79,7 +83,9 @@ def bench_jax(n, cols, reps, iters, only):
         ("exp f32", 2 * b4, jax.jit(jnp.exp), (a,)),
         ("sigmoid f32", 2 * b4, jax.jit(jax.nn.sigmoid), (a,)),
         ("tanh f32", 2 * b4, jax.jit(jnp.tanh), (a,)),
-        ("log f32", 2 * b4, jax.jit(jnp.log), (a,)),
+        ("expm1 f32", 2 * b4, jax.jit(jnp.expm1), (a,)),
+        ("log f32 (0, 4]", 2 * b4, jax.jit(jnp.log), (pos,)),
+        ("log1p f32 (0, 4]", 2 * b4, jax.jit(jnp.log1p), (pos,)),
         ("add f32 same shape", 3 * b4, jax.jit(jnp.add), (a, b)),
         ("multiply f32 same shape", 3 * b4, jax.jit(jnp.multiply), (a, b)),
         ("divide f32 same shape", 3 * b4, jax.jit(jnp.divide), (a, b)),

@@ -1,5 +1,9 @@
 // unary, binary, select and clip against the CPU reference, for every supported type, broadcast
 // shapes, mixed input types, and a device without f64/int64.
+#include <bit>
+#include <cmath>
+#include <cstring>
+
 #include "ops_elementwise_util.hpp"
 
 namespace nxvk::test {
@@ -248,6 +252,72 @@ TEST_F(OpsElementwise, WideIntegersWithFloats) {
   check_wide_integers(device());
   check_wide_integers(*open_device(DeviceOptions{.disable = {"f64"}}));
   check_wide_integers(*open_device(DeviceOptions{.disable = {"f64", "int64"}}));
+}
+
+// f32 / f32 against the exact quotient rounded once (a double division rounded to f32: double
+// rounding is harmless for division, 53 >= 2 * 24 + 2). Random bit patterns (subnormals, specials,
+// every exponent), moderate values, and quotients within 2^-17 ulp of a midpoint between two
+// floats, where a quotient that is not correctly rounded shows up: for an odd 24-bit B and a
+// small odd t, M = t / B mod 2^25 (in [2^24, 2^25): a midpoint's significand) and A = (M B - t) /
+// 2^25 make A / B = M / 2^25 - t / (2^25 B), 2^-24 |t| ulp from that midpoint.
+void check_divide_f32(Device& dev, std::mt19937& rng) {
+  constexpr size_t kPairs = 1 << 18;
+  std::vector<float> a(kPairs), b(kPairs);
+  std::uniform_int_distribution<uint32_t> bits;
+  std::uniform_real_distribution<double> unit(1.0, 2.0);
+  auto sign = [&] { return (bits(rng) & 1) ? -1.0f : 1.0f; };
+  for (size_t i = 0; i < kPairs; ++i) {
+    switch (i % 4) {
+      case 0: a[i] = std::bit_cast<float>(bits(rng)); b[i] = std::bit_cast<float>(bits(rng)); break;
+      case 1: a[i] = float(std::ldexp(unit(rng), int(bits(rng) % 41) - 20)); b[i] = float(std::ldexp(-unit(rng), int(bits(rng) % 41) - 20)); break;
+      default: {
+        uint64_t B, A, M;
+        int64_t t;
+        do {
+          B = (bits(rng) & 0x7fffffu) | 0x800001u;  // odd, 24 bits
+          uint32_t inv = uint32_t(B);
+          for (int k = 0; k < 5; ++k) inv *= 2u - uint32_t(B) * inv;  // B^-1 mod 2^32 (Newton)
+          t = int64_t(bits(rng) % 100) * 2 - 99;  // odd, |t| < 100
+          M = (uint64_t(t) * inv) & 0x1ffffffu;
+          A = M >= (1u << 24) ? (M * B - uint64_t(t)) >> 25 : 0;
+        } while (M < (1u << 24) || A < (1u << 23) || A >= (1u << 24));
+        // Exponents mostly inside the fast range, some at its edges and beyond.
+        const int ea = int(bits(rng) % 240) - 140, eb = int(bits(rng) % 240) - 140;
+        a[i] = std::ldexp(float(A), ea) * sign();
+        b[i] = std::ldexp(float(B), eb) * sign();
+        if (i % 8 == 3) std::swap(a[i], b[i]);
+      }
+    }
+  }
+  ref::Bytes want(kPairs * 4), da(kPairs * 4), db(kPairs * 4);
+  for (size_t i = 0; i < kPairs; ++i) {
+    const float q = float(double(a[i]) / double(b[i]));
+    std::memcpy(want.data() + 4 * i, &q, 4);
+  }
+  std::memcpy(da.data(), a.data(), da.size());
+  std::memcpy(db.data(), b.data(), db.size());
+  const Shape s = {int64_t(kPairs)};
+  poison_next(dev, kPairs * 4);
+  Tensor y = binary(BinaryOp::divide, upload(dev, DType::F32, s, da), upload(dev, DType::F32, s, db), DType::F32, s);
+  ref::Bytes got = to_binary(y);
+  // A device that flushes f32 subnormals may flush those results and operands on its f32 path.
+  const bool flush = !dev.caps().float64 && !dev.caps().denorm_preserve_f32;
+  for (size_t i = 0; i < kPairs; ++i) {
+    float g, w;
+    std::memcpy(&g, got.data() + 4 * i, 4);
+    std::memcpy(&w, want.data() + 4 * i, 4);
+    if (std::bit_cast<uint32_t>(g) == std::bit_cast<uint32_t>(w) || (std::isnan(g) && std::isnan(w))) continue;
+    if (flush && (std::fpclassify(w) == FP_SUBNORMAL || std::fpclassify(a[i]) == FP_SUBNORMAL ||
+                  std::fpclassify(b[i]) == FP_SUBNORMAL))
+      continue;
+    FAIL() << "divide f32 " << std::hexfloat << a[i] << " / " << b[i] << ": got " << g << ", want " << w
+           << " (f64 " << (dev.caps().float64 ? "on" : "off") << ")";
+  }
+}
+
+TEST_F(OpsElementwise, DivideF32CorrectlyRounded) {
+  check_divide_f32(device(), rng());
+  check_divide_f32(*open_device(DeviceOptions{.disable = {"f64"}}), rng());
 }
 
 TEST_F(OpsElementwise, BinaryPastOneDispatchBroadcast) {

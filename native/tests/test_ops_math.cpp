@@ -14,6 +14,7 @@
 #endif
 
 #include "nxvk_test.hpp"
+#include "ops/math_library.hpp"
 #include "ref/math_ref.hpp"
 
 namespace nxvk::test {
@@ -46,6 +47,12 @@ bool host_libm_is_reference(const std::string& fn) {
   return false;
 #endif
 }
+template <class F>
+bool same(F got, F want) {
+  if (std::isnan(want)) return std::isnan(got);
+  return std::memcmp(&got, &want, sizeof(F)) == 0;
+}
+
 std::string first_diffs(const mathref::Stats& s) {
   std::string r;
   char b[160];
@@ -121,6 +128,21 @@ TEST_P(MathTest, F32ViaF64WithinBound) {
   }
 }
 
+// The fast f32 path gives the accurate function's bits (it rounds directly only where the
+// rounding is unambiguous): on the edge-case mix and a dense random sample.
+TEST_P(MathTest, F32FastPathEqualsAccurate) {
+  if (!device().caps().float64) GTEST_SKIP() << "device without f64";
+  if (!gen::has_math_fast_f32(GetParam())) GTEST_SKIP() << "no fast f32 path";
+  auto x = mathref::inputs_f32(fn(), 4 * kInputs, seed());
+  auto fast = mathref::run_f32(device(), fn(), Path::F32ViaF64, x, x);
+  auto accurate = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, x, x);
+  size_t diffs = 0;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!same(fast[i], accurate[i]) && diffs++ < 5)
+      ADD_FAILURE() << GetParam() << "(" << std::hexfloat << x[i] << "): fast " << fast[i] << ", accurate " << accurate[i];
+  EXPECT_EQ(diffs, 0u) << "of " << x.size();
+}
+
 TEST_P(MathTest, F32OnlyWithinBound) {
   auto dev = f32_only();
   ASSERT_FALSE(dev->caps().float64);
@@ -168,11 +190,6 @@ const Exact kExact[] = {
     {"atan2", 1, 0, M_PI_2},   {"atan2", nan, 1, nan},
 };
 
-template <class F>
-bool same(F got, F want) {
-  if (std::isnan(want)) return std::isnan(got);
-  return std::memcmp(&got, &want, sizeof(F)) == 0;
-}
 
 TEST_F(DeviceTest, MathExactSpecialValuesAllPaths) {
   auto f32dev = open_device(DeviceOptions{.disable = {"f64"}});

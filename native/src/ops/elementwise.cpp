@@ -214,7 +214,7 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
   if (params.empty()) params.push_back(0);
   std::string src = gen::preamble(caps);
   if (math) src += gen::math_library_glsl(caps);
-  src += helpers(caps);
+  src += helpers(caps) + body.functions;
   std::string loads;
   std::vector<BufferView> views;
   for (size_t k = 0; k < inputs.size(); ++k) {

@@ -15,6 +15,7 @@
 // compare above numbers), which we take to be a defect rather than a semantic.
 #include "ops/codegen.hpp"
 #include "ops/elementwise_internal.hpp"
+#include "ops/math_library.hpp"
 
 namespace nxvk::elementwise {
 namespace {
@@ -133,6 +134,57 @@ $T nx_fmod_$S($T x, $T y) {
     ax = ax - t;
   }
   return x < $T(0) ? -ax : ax;
+}
+)GLSL";
+
+// f32 division correctly rounded, in f32 arithmetic (Vulkan lets a / b be 2.5 ulp off; going
+// through f64 costs an f64 division and a double-length residual on every element).
+constexpr const char* kDivideF32 = R"GLSL(
+// a - q b exactly for q within an ulp of a / b (Dekker's product: no fused multiply-add assumed;
+// a - p is exact by Sterbenz's lemma). Further off, it is the residual rounded once.
+float nx_div_residual(float a, float b, float q) {
+  precise float cq = 4097.0 * q; precise float qh = cq - (cq - q); precise float ql = q - qh;
+  precise float cb = 4097.0 * b; precise float bh = cb - (cb - b); precise float bl = b - bh;
+  precise float p = q * b;
+  precise float e = ((qh * bh - p) + qh * bl + ql * bh) + ql * bl;
+  precise float r = (a - p) - e;
+  return r;
+}
+// q = a / b rounded to nearest, for |a| in [2^-78, 2^114), |b| in [2^-100, 2^114) and a first
+// quotient in [2^-80, 2^112) (and for a zero a): there every partial product above, and every
+// correction that matters, is zero or an f32 normal (devices may flush subnormals) and nothing
+// overflows. Elsewhere it returns false and the caller divides another way.
+bool nx_div_rn_f32(float a, float b, out float q) {
+  uint ua = floatBitsToUint(a), ub = floatBitsToUint(b);
+  uint ea = (ua >> 23) & 0xffu, eb = (ub >> 23) & 0xffu;
+  if ((ua & 0x7fffffffu) == 0u && (ub & 0x7fffffffu) - 1u < 0x7f7fffffu) {  // 0 / finite nonzero
+    q = uintBitsToFloat((ua ^ ub) & 0x80000000u);
+    return true;
+  }
+  if (ea - 49u >= 192u || eb - 27u >= 214u) return false;
+  float rb = 1.0 / b;
+  precise float q0 = a * rb;  // a few ulps off
+  if (((floatBitsToUint(q0) >> 23) & 0xffu) - 47u >= 192u) return false;
+  precise float c = nx_div_residual(a, b, q0) * rb;  // a / b - q0, to within 2^-18 ulp
+  precise float q1 = q0 + c;                          // within an ulp of a / b
+  precise float err = c - (q1 - q0);  // q0 + c - q1 exactly (Fast2Sum: c is a few ulps of q0)
+  uint bits = floatBitsToUint(q1);
+  float hu = uintBitsToFloat((((bits >> 23) & 0xffu) - 24u) << 23);  // ulp(q1) / 2
+  // q0 + c more than 2^-14 ulp inside the midpoints around q1 settles it (unless q1 = 2^k,
+  // whose lower neighbour is only ulp/2 away): all but about 1 in 8,000 quotients.
+  if ((bits & 0x7fffffu) != 0u && abs(err) < hu * 0.9998779296875) {
+    q = q1;
+    return true;
+  }
+  float r = nx_div_residual(a, b, q1);  // exact: q1 is within an ulp of a / b
+  // a / b = q1 + r / b. Where that lies past the midpoint between q1 and its neighbour on that
+  // side, the neighbour is the rounded quotient (no quotient of two floats is a midpoint).
+  bool away = r != 0.0 && (r < 0.0) == (a < 0.0);  // |a / b| > |q1|
+  float h = abs(b) * hu;                            // |b| ulp(q1) / 2
+  if (!away && (bits & 0x7fffffu) == 0u) h *= 0.5;  // q1 = 2^k: the float below is ulp/2 away
+  if (abs(r) > h) bits = away ? bits + 1u : bits - 1u;
+  q = uintBitsToFloat(bits);
+  return true;
 }
 )GLSL";
 
@@ -384,6 +436,17 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
   const bool wide_arith = !caps.float64 && (wide_int(caps, ta) || wide_int(caps, tb)) &&
                           (op == BinaryOp::add || op == BinaryOp::subtract || op == BinaryOp::multiply ||
                            op == BinaryOp::divide);
+  if (out == DType::F32 && op == BinaryOp::divide && (caps.float64 ? f32_exact(ta) && f32_exact(tb) : !wide_arith)) {
+    // Both operands are exact f32 values: divide in f32 (kDivideF32), the same bits as rounding
+    // the exact quotient once. Out of its range: the f64 path, or nx_qdiv_f32 without f64.
+    const std::string fa = to_f32(caps, ta, "a"), fb = to_f32(caps, tb, "b");
+    const std::string other = caps.float64 ? "nx_double_to_float(nx_qdiv_f64(nx_f32_to_f64(fa), nx_f32_to_f64(fb)))"
+                                           : "nx_qdiv_f32(fa, fb)";
+    Body body{"float fa = " + fa + "; float fb = " + fb + "; float v;\n      if (!nx_div_rn_f32(fa, fb, v)) v = " + other + ";",
+              "float"};
+    body.functions = kDivideF32;
+    return body;
+  }
   if (caps.float64 && out == DType::F32 && f32_exact(ta) && f32_exact(tb) && !float_arith(op, "", "").empty()) {
     // Both operands are exact f32 values: f32 add/sub/mul are correctly rounded (Vulkan), and
     // rounding through f64 first would give the same bits (53 >= 2*24 + 2), so compute in f32.
@@ -507,10 +570,14 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
   const std::string ht = gen::value_type(t);
   if (is_float_op(op)) {
     if (!is_float(out)) bad(name, std::string("the output type must be a float type, got ") + type_name(out));
-    if (caps.float64 && out == DType::F32 && (op == UnaryOp::exp || op == UnaryOp::sigmoid))
-      // sigmoid's fallback (glibc's exp inside, math_glibc.inc) is large: one copy, not four.
-      return {"double fx = " + to_compute(caps, t, "a") + "; float v = nx_" + name + "_to_f32(fx);", "float",
-              op == UnaryOp::sigmoid};
+    if (caps.float64 && out == DType::F32 && gen::has_math_fast_f32(name)) {
+      // exp's fallback is small enough for four copies; the others' (sigmoid's holds glibc's exp,
+      // math_glibc.inc) are large: one copy, not four.
+      Body body{"double fx = " + to_compute(caps, t, "a") + "; float v = nx_" + name + "_to_f32(fx);", "float",
+                op != UnaryOp::exp};
+      body.functions = gen::math_fast_f32_glsl();
+      return body;
+    }
     const std::string fn = std::string("nx_") + name + (caps.float64 ? "" : "_f32");
     return {ft + " fx = " + to_compute(caps, t, "a") + "; " + ft + " v = " + fn + "(fx);", ft, true};
   }

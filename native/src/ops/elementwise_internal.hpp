@@ -44,6 +44,7 @@ struct Body {
   std::string statements;
   std::string v_type;
   bool large = false;  // calls the math library's dd functions: one copy in a kernel, not four
+  std::string functions;  // GLSL functions only this body calls (emitted after helpers())
 };
 Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DType out);
 Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out);

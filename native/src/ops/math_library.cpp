@@ -33,10 +33,17 @@ std::string math_library_glsl(const Capabilities& caps) {
   static const std::string f32 = std::string(kPrimF32) + kMathCoeffsF32 + kTwoOverPi + kPayneHanek +
                                  instantiate(kMathTemplate, "float", "_f32") +
                                  instantiate(kMathTemplateF32Only, "float", "_f32");
-  // The fast f32 paths (math_fast_f32.inc) call nx_exp and nx_sigmoid: after both.
   static const std::string f64 = std::string(kPrimF64) + kMathCoeffsF64 + instantiate(kMathTemplate, "double", "") +
-                                 kMathGlibcF64 + kMathFastF32;
+                                 kMathGlibcF64;
   return caps.float64 ? f32 + f64 : f32;
 }
+
+bool has_math_fast_f32(const std::string& name) {
+  for (const char* n : kMathFastF32Names)
+    if (name == n) return true;
+  return false;
+}
+
+std::string math_fast_f32_glsl() { return kMathFastF32; }
 
 }  // namespace nxvk::gen

@@ -6,9 +6,9 @@
 //   double nx_NAME(double x)     (only where caps.float64)  f64 path, also used for f32/f16/bf16
 //                                tensors on f64 devices (rounded once by nx_double_to_float)
 //   float  nx_NAME_f32(float x)  f32-only path for devices without f64
-//   float  nx_NAME_to_f32(double x)  for NAME in {exp sigmoid} (only where caps.float64): the
-//                                f32 result of nx_NAME, by a fast path where that is unambiguous
-//                                (math_fast_f32.inc)
+// and, in math_fast_f32_glsl() (after the library; only where caps.float64),
+//   float  nx_NAME_to_f32(double x)  for NAME in {exp expm1 log log1p sigmoid tanh}: the f32
+//                                result of nx_NAME, by a fast path where that is unambiguous
 // Special values follow C99 Annex F (as Nx.BinaryBackend, which calls the C library through
 // Erlang). The f64 path of sigmoid, rsqrt, acosh, atanh, sinh and erfc gives glibc 2.36's bits
 // (Nx.BinaryBackend's results, math_glibc.inc) rather than the most accurate ones.
@@ -22,5 +22,8 @@
 namespace nxvk::gen {
 
 std::string math_library_glsl(const Capabilities& caps);
+// Whether NAME has a fast nx_NAME_to_f32; their GLSL (math_fast_f32.inc).
+bool has_math_fast_f32(const std::string& name);
+std::string math_fast_f32_glsl();
 
 }  // namespace nxvk::gen

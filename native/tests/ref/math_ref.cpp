@@ -82,13 +82,19 @@ std::string kernel(const Capabilities& caps, const MathFn& fn, Path path) {
   std::string call = std::string("nx_") + fn.name + (path == Path::F32Only ? "_f32" : "");
   std::string x = gen::load(io, "xs", "i"), y = gen::load(io, "ys", "i");
   std::string vt = path == Path::F32Only ? "float" : "double";
-  if (path == Path::F32ViaF64) {
+  if (path == Path::F32ViaF64 || path == Path::F32ViaF64Accurate) {
     // Widen exactly, as the op library does: a driver's double(x) may flush f32 subnormals
     // (NVIDIA does: shaderDenormPreserveFloat32 is false there).
     x = "nx_f32_to_f64(" + x + ")";
     y = "nx_f32_to_f64(" + y + ")";
   }
   std::string args = fn.arity == 2 ? x + ", " + y : x;
+  if (path == Path::F32ViaF64 && gen::has_math_fast_f32(fn.name)) {
+    // What the op library runs for an f32 result: the fast path with the accurate fallback.
+    s += gen::math_fast_f32_glsl();
+    call = std::string("nx_") + fn.name + "_to_f32";
+    vt = "float";
+  }
   s += gen::elementwise_main(io, "dst", vt + " v = " + call + "(" + args + ");", vt, false);
   return s;
 }
@@ -221,6 +227,7 @@ const char* path_name(Path p) {
   switch (p) {
     case Path::F64: return "f64";
     case Path::F32ViaF64: return "f32_via_f64";
+    case Path::F32ViaF64Accurate: return "f32_via_f64_accurate";
     case Path::F32Only: return "f32_only";
   }
   return "?";

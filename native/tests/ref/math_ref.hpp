@@ -25,7 +25,9 @@ const MathFn& math_function(const std::string& name);
 
 // The three ways an op computes: f64 inputs/outputs; f32 through nx_<fn> in double and
 // nx_double_to_float; f32 through nx_<fn>_f32.
-enum class Path { F64, F32ViaF64, F32Only };
+// F32ViaF64 is what the op library runs for an f32 result on an f64 device (the fast path of the
+// functions that have one, math_fast_f32.inc); F32ViaF64Accurate always the accurate f64 function.
+enum class Path { F64, F32ViaF64, F32ViaF64Accurate, F32Only };
 const char* path_name(Path p);
 
 // Evaluates fn on the device (x, and y for binary functions). Inputs/outputs are f32 bit
