@@ -86,6 +86,7 @@ ERL_NIF_TERM describe(ErlNifEnv* env, const nxvk::Capabilities& caps) {
           .flag("external_memory_host", caps.external_memory_host)
           .u64("min_imported_host_pointer_alignment", caps.min_imported_host_pointer_alignment)
           .flag("timeline_semaphore", caps.timeline_semaphore)
+          .flag("pipeline_statistics", caps.pipeline_statistics)
           .u64("max_storage_buffer_range", caps.max_storage_buffer_range)
           .u64("max_memory_allocation_size", caps.max_memory_allocation_size)
           .u64("max_buffer_size", caps.max_buffer_size)

@@ -74,6 +74,9 @@ struct Capabilities {
   // Runtime features the executor uses when present.
   bool push_descriptor = false;
   bool timeline_semaphore = false;
+  // VK_KHR_pipeline_executable_properties: the driver's statistics of each compiled kernel
+  // (register count and the like), logged when NX_VULKAN_PIPELINE_STATS is set.
+  bool pipeline_statistics = false;
 
   // Feature names masked off by NX_VULKAN_DISABLE (or the API), as given.
   std::vector<std::string> disabled;

@@ -136,6 +136,10 @@ Capabilities read_capabilities(VkInstance, VkPhysicalDevice physical, uint32_t i
   const bool atomic_float2 = has_device_extension(physical, VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
   const bool coop_nv = has_device_extension(physical, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   const bool coop_khr = has_device_extension(physical, kCooperativeMatrixKHRExtension);
+  const bool executable_properties =
+      has_device_extension(physical, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executable_features{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomic1{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
   VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT atomic2{
@@ -168,6 +172,7 @@ Capabilities read_capabilities(VkInstance, VkPhysicalDevice physical, uint32_t i
   if (atomic_float2) chain(atomic2);
   if (coop_nv) chain(coop_nv_features);
   if (coop_khr) chain(coop_khr_features);
+  if (executable_properties) chain(executable_features);
   vkGetPhysicalDeviceFeatures2(physical, &features);
 
   caps.float64 = features.features.shaderFloat64;
@@ -186,6 +191,7 @@ Capabilities read_capabilities(VkInstance, VkPhysicalDevice physical, uint32_t i
   caps.cooperative_matrix_nv = coop_nv && coop_nv_features.cooperativeMatrix;
   caps.cooperative_matrix_khr = coop_khr && coop_khr_features.cooperativeMatrix;
   caps.push_descriptor = has_device_extension(physical, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  caps.pipeline_statistics = executable_properties && executable_features.pipelineExecutableInfo;
   read_external_memory(physical, caps);
 
   // Memory: the largest device-local heap and whether it has a cached, coherent host view.
@@ -341,6 +347,7 @@ std::string Capabilities::describe() const {
   s << " (Nx.from_pointer mode :local)\n";
   s << "  push descriptors:         " << yes(push_descriptor) << "\n";
   s << "  timeline semaphores:      " << yes(timeline_semaphore) << "\n";
+  s << "  kernel statistics:        " << yes(pipeline_statistics) << " (NX_VULKAN_PIPELINE_STATS=1 logs them)\n";
   if (!disabled.empty()) {
     s << "  masked off:              ";
     for (const auto& d : disabled) s << " " << d;

@@ -124,6 +124,15 @@ Device::Device(Private, uint32_t index, const DeviceOptions& options)
   }
   if (v13) chain(f13);
   if (caps.push_descriptor) extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  // Kernel statistics for performance work, only on request (capturing them costs compile time).
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executable{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  const bool log_statistics = caps.pipeline_statistics && env::flag("NX_VULKAN_PIPELINE_STATS");
+  if (log_statistics) {
+    extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    executable.pipelineExecutableInfo = VK_TRUE;
+    chain(executable);
+  }
   if (caps.atomic_float32_add || caps.atomic_float64_add) {
     extensions.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
     atomic1.shaderBufferFloat32AtomicAdd = caps.atomic_float32_add;
@@ -161,6 +170,9 @@ Device::Device(Private, uint32_t index, const DeviceOptions& options)
     if (caps.push_descriptor)
       s.push_descriptor_set = reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(
           vkGetDeviceProcAddr(s.device, "vkCmdPushDescriptorSetKHR"));
+    if (log_statistics)
+      s.pipeline_statistics = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
+          vkGetDeviceProcAddr(s.device, "vkGetPipelineExecutableStatisticsKHR"));
     if (caps.external_memory_fd)
       s.get_memory_fd = reinterpret_cast<PFN_vkGetMemoryFdKHR>(vkGetDeviceProcAddr(s.device, "vkGetMemoryFdKHR"));
     if (caps.external_memory_host)

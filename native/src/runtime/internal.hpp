@@ -229,6 +229,7 @@ struct DeviceState {
   uint32_t staging_memory_type = 0;
   bool tensors_mapped = false;  // zero-copy: tensor memory is host-visible and mapped
   PFN_vkCmdPushDescriptorSetKHR push_descriptor_set = nullptr;
+  PFN_vkGetPipelineExecutableStatisticsKHR pipeline_statistics = nullptr;  // NX_VULKAN_PIPELINE_STATS
   PFN_vkGetMemoryFdKHR get_memory_fd = nullptr;                                // external_memory_fd
   PFN_vkGetMemoryHostPointerPropertiesEXT get_memory_host_pointer_properties = nullptr;  // external_memory_host
   VkPhysicalDeviceMemoryProperties memory_properties{};

@@ -71,6 +71,32 @@ std::vector<char> load_cache_file(const std::string& path, const Capabilities& c
   return data;
 }
 
+// The driver's statistics of a new pipeline on stderr, one line (NX_VULKAN_PIPELINE_STATS):
+// register counts and the like, for performance work.
+void log_statistics(const DeviceState& device, const std::string& what, VkPipeline pipeline) {
+  VkPipelineExecutableInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+  info.pipeline = pipeline;
+  info.executableIndex = 0;
+  uint32_t count = 0;
+  if (device.pipeline_statistics(device.device, &info, &count, nullptr) != VK_SUCCESS) return;
+  std::vector<VkPipelineExecutableStatisticKHR> stats(count, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+  if (device.pipeline_statistics(device.device, &info, &count, stats.data()) != VK_SUCCESS) return;
+  std::string line = "nx_vulkan pipeline " + what + ":";
+  for (const auto& st : stats) {
+    line += ' ';
+    line += st.name;
+    line += '=';
+    switch (st.format) {
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: line += st.value.b32 ? "true" : "false"; break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: line += std::to_string(st.value.i64); break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: line += std::to_string(st.value.u64); break;
+      default: line += std::to_string(st.value.f64); break;
+    }
+    line += ';';
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
 }  // namespace
 
 std::string cache_directory() {
@@ -205,8 +231,10 @@ const Pipeline& PipelineStore::get(const Kernel& kernel, std::span<const uint32_
     info.stage.pName = "main";
     info.stage.pSpecializationInfo = spec.empty() ? nullptr : &spec_info;
     info.layout = p->layout;
+    if (device_.pipeline_statistics) info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     device_.check(vkCreateComputePipelines(dev, cache_, 1, &info, nullptr, &p->pipeline),
                   (what + ": vkCreateComputePipelines").c_str());
+    if (device_.pipeline_statistics) log_statistics(device_, what, p->pipeline);
   } catch (...) {
     if (module != VK_NULL_HANDLE) vkDestroyShaderModule(dev, module, nullptr);
     if (p->layout != VK_NULL_HANDLE) vkDestroyPipelineLayout(dev, p->layout, nullptr);
