@@ -186,6 +186,25 @@ bool nx_div_rn_f32(float a, float b, out float q) {
   q = uintBitsToFloat(bits);
   return true;
 }
+// a / b on a device without f64: nx_div_rn_f32, else (operands outside its range) the same on
+// the significands, scaled back by 2^(ea - eb) where the quotient is an f32 normal (two exact
+// steps, each a normal power of two); zeros, infinities, NaN, subnormal operands or results
+// take the corrected quotient nx_qdiv_f32.
+float nx_div_f32(float a, float b) {
+  float q;
+  if (nx_div_rn_f32(a, b, q)) return q;
+  uint ua = floatBitsToUint(a), ub = floatBitsToUint(b);
+  int ea = int((ua >> 23) & 0xffu), eb = int((ub >> 23) & 0xffu);
+  if (ea == 0 || ea == 255 || eb == 0 || eb == 255) return nx_qdiv_f32(a, b);
+  float ma = uintBitsToFloat((ua & 0x807fffffu) | 0x3f800000u), mb = uintBitsToFloat((ub & 0x807fffffu) | 0x3f800000u);
+  if (!nx_div_rn_f32(ma, mb, q)) return nx_qdiv_f32(a, b);  // not reached: [1, 2) / [1, 2) is in range
+  int k = ea - eb, e = int((floatBitsToUint(q) >> 23) & 0xffu) + k;  // the result's biased exponent
+  if (e < 1 || e > 254) return nx_qdiv_f32(a, b);
+  int k1 = k / 2, k2 = k - k1;
+  precise float r = q * uintBitsToFloat(uint(127 + k1) << 23);
+  precise float t = r * uintBitsToFloat(uint(127 + k2) << 23);
+  return t;
+}
 )GLSL";
 
 // `src` with each placeholder replaced, in the order given (longer keys first where one is a
@@ -438,11 +457,11 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
                            op == BinaryOp::divide);
   if (out == DType::F32 && op == BinaryOp::divide && (caps.float64 ? f32_exact(ta) && f32_exact(tb) : !wide_arith)) {
     // Both operands are exact f32 values: divide in f32 (kDivideF32), the same bits as rounding
-    // the exact quotient once. Out of its range: the f64 path, or nx_qdiv_f32 without f64.
+    // the exact quotient once. Out of its range: the f64 path, or nx_div_f32 without f64.
     const std::string fa = to_f32(caps, ta, "a"), fb = to_f32(caps, tb, "b");
-    const std::string other = caps.float64 ? "nx_double_to_float(nx_qdiv_f64(nx_f32_to_f64(fa), nx_f32_to_f64(fb)))"
-                                           : "nx_qdiv_f32(fa, fb)";
-    Body body{"float fa = " + fa + "; float fb = " + fb + "; float v;\n      if (!nx_div_rn_f32(fa, fb, v)) v = " + other + ";",
+    Body body{"float fa = " + fa + "; float fb = " + fb + "; float v" +
+                  (caps.float64 ? ";\n      if (!nx_div_rn_f32(fa, fb, v)) v = nx_double_to_float(nx_qdiv_f64(nx_f32_to_f64(fa), nx_f32_to_f64(fb)));"
+                                : " = nx_div_f32(fa, fb);"),
               "float"};
     body.functions = kDivideF32;
     return body;
