@@ -48,6 +48,14 @@ struct Scan {
   std::string load(const std::string& buf, const std::string& idx) const {
     return compute_type() + "(" + gen::load(type, buf, idx) + ")";
   }
+  // An element the scan passes on unchanged, as a value that stores back to the same bits. Nx
+  // reads an f8 byte of exponent 0 as 2^-15 (1 + m/4), which writes back as another byte (0x01
+  // reads as 1.25 * 2^-15, written 0x02): copy such bytes by their IEEE value (the f16 of the
+  // byte), as Nx's scan copies them by slicing.
+  std::string copy(const std::string& buf, const std::string& idx) const {
+    if (type == DType::F8) return compute_type() + "(nx_half_to_float(" + gen::load(DType::U8, buf, idx) + " << 8u))";
+    return load(buf, idx);
+  }
 
   // Position of element m of a level-0 row in the tensor (reversed when pc.rev != 0).
   static constexpr const char* kHelpers = R"GLSL(
@@ -98,8 +106,8 @@ uint at0(uint o, uint m, uint i) { return at(o, pc.rev != 0u ? pc.n0 - 1u - m : 
       if (l0) body = "if (pc.rev != 0u) m = pc.n0 - 1u - m;\n";
       const std::string tk = l0 ? "at0(o, m, ii)" : "at(o, m, pc.nk, ii)";
       body += compute_type() + " v;\n"
-              "if (m == 0u) v = " + load("s0", tk) + ";\n"
-              "else if ((m & 1u) != 0u) { uint is = at(o, (m - 1u) / 2u, pc.nk1, ii); v = " + load("s1", "is") + "; }\n"
+              "if (m == 0u) v = " + copy("s0", tk) + ";\n"
+              "else if ((m & 1u) != 0u) { uint is = at(o, (m - 1u) / 2u, pc.nk1, ii); v = " + copy("s1", "is") + "; }\n"
               "else { uint is = at(o, m / 2u - 1u, pc.nk1, ii), it = " + tk + "; " + compute_type() + " a = " +
               load("s1", "is") + ", b = " + load("s0", "it") + "; " + fun("f") + " v = f; }\n";
       launch(l0 ? "down0" : "down", body, {{T[k].buffer}, {S.buffer}, {s.buffer}}, O * nk * I,
