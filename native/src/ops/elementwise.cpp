@@ -102,6 +102,11 @@ std::string vec4_decl(size_t binding, const std::string& name) {
          name + "4;\n";
 }
 
+// The body's statements with v settled (its slow statements run in place where needed).
+std::string settled(const elementwise::Body& body) {
+  return body.slow.empty() ? body.statements : body.statements + " if (slow) { " + body.slow + " }";
+}
+
 bool word_type(DType t) { return t == DType::U32 || t == DType::S32 || t == DType::F32; }
 
 // The value of a 32-bit element from its storage word.
@@ -180,8 +185,12 @@ std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vec
   s += "layout(std430, binding = " + std::to_string(inputs.size()) + ") writeonly buffer dst4_t { uvec4 w[]; } dst4;\n";
   s += "void main() {\n  uint quads = pc.n / 4u;\n";
   s += "  for (uint q = gl_GlobalInvocationID.x; q < quads; q += grid_stride()) {\n";
-  s += "    " + per_quad + "\n    uvec4 outv = uvec4(0u);\n";
-  const std::string lane = "      uint i = q * 4u + e;\n      " + per_lane + "\n      " + body.statements + "\n" +
+  // Lanes the fast statements leave unsettled (body.slow) are redone after the four, in one
+  // rolled loop; operands stepped per lane (step) cannot be re-read, so those settle in place.
+  const bool defer = !body.slow.empty() && step.empty();
+  const std::string statements = defer ? body.statements + " if (slow) slowmask |= 1u << e;" : settled(body);
+  s += "    " + per_quad + "\n    uvec4 outv = uvec4(0u);" + (defer ? " uint slowmask = 0u;" : "") + "\n";
+  const std::string lane = "      uint i = q * 4u + e;\n      " + per_lane + "\n      " + statements + "\n" +
                            "      outv = nx_set_lane(outv, e, " + store + ");\n      " + step + "\n    }\n";
   if (unroll) {
     // Four copies written out, not [[unroll]]: SPIRV-Tools' loop unroller (Debian 12's) drops
@@ -190,9 +199,14 @@ std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vec
   } else {
     s += "    [[dont_unroll]] for (uint e = 0u; e < 4u; ++e) {\n" + lane;
   }
+  if (defer)
+    s += "    if (slowmask != 0u) {\n      [[dont_unroll]] for (uint e = 0u; e < 4u; ++e) {\n"
+         "        if ((slowmask & (1u << e)) == 0u) continue;\n        uint i = q * 4u + e;\n        " + per_lane +
+         "\n        " + body.statements + "\n        " + body.slow + "\n        outv = nx_set_lane(outv, e, " + store +
+         ");\n      }\n    }\n";
   s += "    dst4.w[q] = outv;\n  }\n";
   s += "  uint i = quads * 4u + gl_GlobalInvocationID.x;\n";
-  s += "  if (i < pc.n) {\n    " + tail + "\n    " + body.statements + "\n    dst.w[i] = " + store + ";\n  }\n}\n";
+  s += "  if (i < pc.n) {\n    " + tail + "\n    " + settled(body) + "\n    dst.w[i] = " + store + ";\n  }\n}\n";
   return s;
 }
 
@@ -237,7 +251,7 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
     src += vector_main(inputs, access, out_type, body, !body.large);
     invocations = std::max<uint64_t>(n / 4, n % 4);
   } else {
-    src += gen::elementwise_main(out_type, "dst", index_decls + loads + "\n      " + body.statements, body.v_type);
+    src += gen::elementwise_main(out_type, "dst", index_decls + loads + "\n      " + settled(body), body.v_type);
   }
   views.push_back({out.buffer});
   views.push_back(device.params(params.data(), params.size() * sizeof(uint32_t)));

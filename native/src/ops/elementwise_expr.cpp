@@ -590,11 +590,12 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
   if (is_float_op(op)) {
     if (!is_float(out)) bad(name, std::string("the output type must be a float type, got ") + type_name(out));
     if (caps.float64 && out == DType::F32 && gen::has_math_fast_f32(name)) {
-      // exp's fallback is small enough for four copies; the others' (sigmoid's holds glibc's exp,
-      // math_glibc.inc) are large: one copy, not four.
-      Body body{"double fx = " + to_compute(caps, t, "a") + "; float v = nx_" + name + "_to_f32(fx);", "float",
-                op != UnaryOp::exp};
+      // The fast path per lane; the accurate function (large: dd, or glibc's code for sigmoid)
+      // only for the lanes it leaves unsettled.
+      Body body{"double fx = " + to_compute(caps, t, "a") + "; float v; bool slow = !nx_" + name + "_fast_f32(fx, v);",
+                "float"};
       body.functions = gen::math_fast_f32_glsl();
+      body.slow = "v = nx_double_to_float(nx_" + name + "(fx));";
       return body;
     }
     const std::string fn = std::string("nx_") + name + (caps.float64 ? "" : "_f32");

@@ -45,6 +45,10 @@ struct Body {
   std::string v_type;
   bool large = false;  // calls the math library's dd functions: one copy in a kernel, not four
   std::string functions;  // GLSL functions only this body calls (emitted after helpers())
+  // When set, `statements` may leave v unsettled and set `bool slow`; then these statements
+  // (after `statements`, in their scope) compute v. Kernels run them once, for the lanes that need
+  // them, so the rarely taken accurate path is not copied per lane.
+  std::string slow;
 };
 Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DType out);
 Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out);
