@@ -7,8 +7,10 @@
 //                                tensors on f64 devices (rounded once by nx_double_to_float)
 //   float  nx_NAME_f32(float x)  f32-only path for devices without f64
 // and, in math_fast_f32_glsl() (after the library; only where caps.float64),
-//   float  nx_NAME_to_f32(double x)  for NAME in {exp expm1 log log1p sigmoid sqrt tanh}: the f32
-//                                result of nx_NAME, by a fast path where that is unambiguous
+//   bool   nx_NAME_fast_f32(double x, out float r)  for NAME in {exp expm1 log log1p sigmoid
+//                                sqrt tanh}: r = the f32 result of nx_NAME where the fast path
+//                                settles it, else false
+//   float  nx_NAME_to_f32(double x)  the same, with nx_NAME as the fallback
 // Special values follow C99 Annex F (as Nx.BinaryBackend, which calls the C library through
 // Erlang). The f64 path of sigmoid, rsqrt, acosh, atanh, sinh and erfc gives glibc 2.36's bits
 // (Nx.BinaryBackend's results, math_glibc.inc) rather than the most accurate ones.
