@@ -16,6 +16,7 @@
 
 #include "nxvk/ops.hpp"
 #include "nxvk_test.hpp"
+#include "ops_elementwise_util.hpp"
 #include "ops/math_library.hpp"
 #include "ref/math_ref.hpp"
 
@@ -140,6 +141,7 @@ TEST_P(MathTest, F32FastPathEqualsAccurate) {
   auto accurate = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, x, x);
   // And the op library's kernel (four lanes per invocation, unsettled lanes redone afterwards).
   const int64_t n = static_cast<int64_t>(x.size());
+  poison_next(device(), x.size() * sizeof(float));
   Tensor y = unary(*parse_unary_op(GetParam()), from_binary(device(), DType::F32, {n}, std::as_bytes(std::span(x))),
                    DType::F32);
   auto bytes = to_binary(y);
