@@ -190,3 +190,37 @@ print(')GLSL";')
 print('constexpr const char* kTwoOverPi = R"GLSL(')
 print("const uint NX_TWO_OVER_PI[40] = uint[](" + ", ".join("0x%08xu" % w for w in words) + ");")
 print(')GLSL";')
+
+# exp for f32 results computed in f32 only (math_ff_f32.inc): x = k ln2/64 + r with k ln2/64 in
+# three parts, L1 and L2 of 10 bits (k has at most 14, so k L1 and k L2 are exact), and the table
+# 2^(j/64) as a 12-bit high part (its products with a 12-bit factor are exact) and the f32 rest.
+def f32(v):
+    with mp.workprec(24):
+        return +mp.mpf(v)
+
+
+def f32_bits(v):
+    import struct
+    return struct.unpack("<I", struct.pack("<f", float(v)))[0]
+
+
+c64 = mp.log(2) / 64
+L1 = rnd(c64, 10)
+L2 = rnd(c64 - L1, 10)
+L3 = f32(c64 - L1 - L2)
+exp2_64 = []
+for j in range(64):
+    t = mp.mpf(2) ** (mp.mpf(j) / 64)
+    hi = mp.nint(t * 2 ** 11) / 2 ** 11
+    exp2_64 += [hi, f32(t - hi)]
+print('constexpr const char* kExpTableF32 = R"GLSL(')
+print("const float K_EXP_INV_L = %r;  // 64 / ln2" % float(f32(1 / c64)))
+for nm, v in (("L1", L1), ("L2", L2), ("L3", L3)):
+    print("const float K_EXP_%s = %r;" % (nm, float(v)))
+print("// 2^(j/64) for j = 0..63: (high, low) bits, the high part of 12 bits.")
+words = ["0x%08xu" % f32_bits(v) for v in exp2_64]
+print("const uint NX_EXP2_64[128] = uint[](")
+for i in range(0, 128, 8):
+    print("  " + ", ".join(words[i:i + 8]) + ("," if i + 8 < 128 else ""))
+print(");")
+print(')GLSL";')

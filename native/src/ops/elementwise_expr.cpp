@@ -596,6 +596,11 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
                 "float"};
       body.functions = gen::math_fast_f32_glsl();
       body.slow = "v = nx_double_to_float(nx_" + name + "(fx));";
+      if (t == DType::F32 && gen::has_math_ff_f32(name)) {
+        body.ff_statements = "float v; bool slow = !nx_" + name + "_ff_f32(a, v);";
+        body.ff_functions = gen::math_ff_f32_glsl();
+        body.ff_setup = gen::math_ff_f32_setup();
+      }
       return body;
     }
     const std::string fn = std::string("nx_") + name + (caps.float64 ? "" : "_f32");

@@ -8,6 +8,7 @@ namespace {
 #include "ops/math_template.inc"
 #include "ops/math_glibc.inc"
 #include "ops/math_fast_f32.inc"
+#include "ops/math_ff_f32.inc"
 
 std::string instantiate(const std::string& tmpl, const std::string& type, const std::string& suffix) {
   std::string out;
@@ -45,5 +46,15 @@ bool has_math_fast_f32(const std::string& name) {
 }
 
 std::string math_fast_f32_glsl() { return kMathFastF32; }
+
+bool has_math_ff_f32(const std::string& name) {
+  for (const char* n : kMathFfF32Names)
+    if (name == n) return true;
+  return false;
+}
+
+std::string math_ff_f32_glsl() { return std::string(kExpTableF32) + kMathFfF32; }
+
+std::string math_ff_f32_setup() { return kMathFfF32Setup; }
 
 }  // namespace nxvk::gen

@@ -11,6 +11,11 @@
 //                                sqrt tanh}: r = the f32 result of nx_NAME where the fast path
 //                                settles it, else false
 //   float  nx_NAME_to_f32(double x)  the same, with nx_NAME as the fallback
+// and, in math_ff_f32_glsl() (standalone: f32 arithmetic only, so a kernel with it alone needs
+// no Float64; its kernels run math_ff_f32_setup() at the start of main()),
+//   bool   nx_NAME_ff_f32(float x, out float r)  for NAME in {exp}: r = the correctly rounded
+//                                f32 result where it settles, else false (then the caller runs
+//                                nx_NAME, on f64 devices)
 // Special values follow C99 Annex F (as Nx.BinaryBackend, which calls the C library through
 // Erlang). The f64 path of sigmoid, rsqrt, acosh, atanh, sinh and erfc gives glibc 2.36's bits
 // (Nx.BinaryBackend's results, math_glibc.inc) rather than the most accurate ones.
@@ -27,5 +32,9 @@ std::string math_library_glsl(const Capabilities& caps);
 // Whether NAME has a fast nx_NAME_to_f32; their GLSL (math_fast_f32.inc).
 bool has_math_fast_f32(const std::string& name);
 std::string math_fast_f32_glsl();
+// Whether NAME has nx_NAME_ff_f32; their GLSL and the statements main() must run first.
+bool has_math_ff_f32(const std::string& name);
+std::string math_ff_f32_glsl();
+std::string math_ff_f32_setup();
 
 }  // namespace nxvk::gen

@@ -1,0 +1,63 @@
+// nxvk_exhaustive: every f32 input of a unary math op, through the op library (for large tensors
+// the f32-only kernel plus the accurate one on the elements it leaves), against the accurate
+// f64 function rounded to f32 (tests/ref/math_ref's F32ViaF64Accurate kernel), bit for bit.
+//   nxvk_exhaustive [--fn NAME[,NAME...]] [--chunk LOG2] [--from BITS --to BITS]
+// Prints the mismatches (up to 10 per function) and their count; exits 1 if there are any.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "nxvk/ops.hpp"
+#include "ref/math_ref.hpp"
+
+using namespace nxvk;
+
+int main(int argc, char** argv) {
+  std::string fns = "exp";
+  uint64_t from = 0, to = 1ull << 32;
+  int chunk_log2 = 24;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    if (a == "--fn") fns = argv[i + 1];
+    else if (a == "--chunk") chunk_log2 = std::atoi(argv[i + 1]);
+    else if (a == "--from") from = std::strtoull(argv[i + 1], nullptr, 0);
+    else if (a == "--to") to = std::strtoull(argv[i + 1], nullptr, 0);
+  }
+  auto dev = Device::open("");
+  std::printf("device: %s; inputs with bits [%#llx, %#llx)\n", dev->caps().name.c_str(), (unsigned long long)from,
+              (unsigned long long)to);
+  int status = 0;
+  std::stringstream list(fns);
+  for (std::string name; std::getline(list, name, ',');) {
+    const auto& fn = mathref::math_function(name);
+    const UnaryOp op = *parse_unary_op(name);
+    uint64_t mismatches = 0;
+    for (uint64_t start = from; start < to; start += 1ull << chunk_log2) {
+      const uint64_t n = std::min<uint64_t>(1ull << chunk_log2, to - start);
+      std::vector<float> x(n);
+      for (uint64_t i = 0; i < n; ++i) {
+        uint32_t b = static_cast<uint32_t>(start + i);
+        std::memcpy(&x[i], &b, 4);
+      }
+      auto want = mathref::run_f32(*dev, fn, mathref::Path::F32ViaF64Accurate, x, x);
+      Tensor y = unary(op, from_binary(*dev, DType::F32, {int64_t(n)}, std::as_bytes(std::span(x))), DType::F32);
+      auto bytes = to_binary(y);
+      for (uint64_t i = 0; i < n; ++i) {
+        uint32_t got, w;
+        std::memcpy(&got, bytes.data() + 4 * i, 4);
+        std::memcpy(&w, &want[i], 4);
+        if (got != w && !(std::isnan(want[i]) && (got & 0x7fffffffu) > 0x7f800000u)) {
+          if (mismatches++ < 10)
+            std::printf("%s(%a) [bits %#x]: op %#x, accurate %#x\n", name.c_str(), x[i], uint32_t(start + i), got, w);
+        }
+      }
+    }
+    std::printf("%s: %llu mismatches\n", name.c_str(), (unsigned long long)mismatches);
+    status |= mismatches != 0;
+  }
+  return status;
+}
