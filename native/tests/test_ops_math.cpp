@@ -169,13 +169,14 @@ std::vector<std::pair<bool, float>> run_ff(Device& dev, const std::string& name,
   Tensor tx = from_binary(dev, DType::F32, {n}, std::as_bytes(std::span<const float>(x)));
   Tensor out = empty_tensor(dev, DType::U32, {2 * n}, "ff");
   dev.fill(*out.buffer, 0, out.buffer->size(), 0xdeadbeefu);
-  const std::string src = gen::preamble(dev.caps()) + gen::math_ff_f32_glsl() + gen::buffer(0, "src", DType::F32, true) +
+  const std::string src = gen::preamble(dev.caps()) + gen::math_ff_f32_glsl(2) + gen::buffer(0, "src", DType::F32, true) +
                           gen::buffer(1, "dst", DType::U32, false) + "layout(push_constant) uniform Push { uint n; } pc;\n" +
-                          "void main() {\n  " + gen::math_ff_f32_setup() +
+                          "void main() {\n  " + gen::math_ff_f32_setup(name) +
                           "\n  for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += grid_stride()) {\n"
                           "    float r = 0.0;\n    bool ok = nx_" + name + "_ff_f32(uintBitsToFloat(src.w[i]), r);\n"
                           "    dst.w[2u * i] = ok ? 1u : 0u;\n    dst.w[2u * i + 1u] = floatBitsToUint(r);\n  }\n}\n";
-  BufferView views[] = {{tx.buffer}, {out.buffer}};
+  auto table = gen::math_ff_f32_table(name);
+  BufferView views[] = {{tx.buffer}, {out.buffer}, dev.params(table.data(), table.size_bytes())};
   uint32_t nn = static_cast<uint32_t>(n);
   gen::launch(dev, "ff_" + name, src, views, gen::bytes_of(nn), nn);
   auto bytes = to_binary(out);
@@ -216,6 +217,17 @@ std::vector<float> ff_inputs(const std::string& name, uint32_t seed) {
     uniform(-4.0f, 4.0f, 50000);
     uniform(-0.02f, 0.02f, 20000);
     around({-87.0f, 17.4f, -104.0f, 16.6355324f, 17.3286800f, -103.972f, -87.3365479f});
+  } else if (name == "log") {
+    std::uniform_int_distribution<uint32_t> bits(1, 0x7f7fffffu);  // every positive finite float
+    for (int i = 0; i < 100000; ++i) {
+      uint32_t b = bits(rng);
+      float v;
+      std::memcpy(&v, &b, 4);
+      x.push_back(v);
+    }
+    uniform(0.98f, 1.02f, 40000);    // the cells next to 1
+    uniform(0x1p-20f, 4.0f, 40000);
+    around({1.0f, 0.70710677f, 1.4142135f, 1.0078125f, 0.99609375f, 1e-45f, 1.1754944e-38f, 3.4028235e38f});
   } else if (name == "sqrt") {
     std::uniform_int_distribution<uint32_t> bits(1, 0x7f7fffffu);  // every positive finite float
     for (int i = 0; i < 150000; ++i) {

@@ -213,14 +213,46 @@ for j in range(64):
     t = mp.mpf(2) ** (mp.mpf(j) / 64)
     hi = mp.nint(t * 2 ** 11) / 2 ** 11
     exp2_64 += [hi, f32(t - hi)]
-print('constexpr const char* kExpTableF32 = R"GLSL(')
+print('constexpr const char* kExpConstantsF32 = R"GLSL(')
 print("const float K_EXP_INV_L = %r;  // 64 / ln2" % float(f32(1 / c64)))
 for nm, v in (("L1", L1), ("L2", L2), ("L3", L3)):
     print("const float K_EXP_%s = %r;" % (nm, float(v)))
+print(')GLSL";')
 print("// 2^(j/64) for j = 0..63: (high, low) bits, the high part of 12 bits.")
 words = ["0x%08xu" % f32_bits(v) for v in exp2_64]
-print("const uint NX_EXP2_64[128] = uint[](")
+print("constexpr uint32_t kExp2Table[128] = {")
 for i in range(0, 128, 8):
-    print("  " + ", ".join(words[i:i + 8]) + ("," if i + 8 < 128 else ""))
-print(");")
+    print("    " + ", ".join(words[i:i + 8]) + ",")
+print("};")
+
+# log for f32 results in f32 only: m in [sqrt(1/2), sqrt(2)) by the cell j = (bits(m) >> 16) & 0xff
+# (the lowest exponent bit and 7 mantissa bits), c the cell's midpoint, ic = 1/c to 12 bits (so
+# m's 12-bit halves times ic are exact), L = -log(ic) as high and low f32; the two cells next to 1
+# use ic = 1, L = 0 (then r = m - 1 exactly, and log x near 1 keeps its relative accuracy).
+log_tab = []
+for j in range(256):
+    lo = (mp.mpf(1) + mp.mpf(j & 127) / 128) if j >> 7 else (mp.mpf(1) / 2 + mp.mpf(j & 127) / 256)
+    width = mp.mpf(1) / 128 if j >> 7 else mp.mpf(1) / 256
+    if j in (128, 127) or lo + width <= mp.sqrt(0.5) or lo >= mp.sqrt(2):
+        log_tab.append((1, 0, 0))
+        continue
+    ic = rnd(1 / (lo + width / 2), 12)
+    L = -mp.log(ic)
+    Lhi = f32(L)
+    log_tab.append((ic, Lhi, f32(L - Lhi)))
+LN2_1 = rnd(mp.log(2), 16)
+LN2_2 = rnd(mp.log(2) - LN2_1, 16)
+LN2_3 = f32(mp.log(2) - LN2_1 - LN2_2)
+print('constexpr const char* kLogConstantsF32 = R"GLSL(')
+print("// ln 2 in three parts, the first two of 16 bits (their products with an exponent are exact).")
+for nm, v in (("LN2_1", LN2_1), ("LN2_2", LN2_2), ("LN2_3", LN2_3)):
+    print("const float K_LOG_%s = %r;" % (nm, float(v)))
 print(')GLSL";')
+print("// Per cell: 1/c to 12 bits, -log of it as high and low parts (bits), and a zero word.")
+words = []
+for ic, h, l in log_tab:
+    words += ["0x%08xu" % f32_bits(v) for v in (ic, h, l)] + ["0x00000000u"]
+print("constexpr uint32_t kLogTable[1024] = {")
+for i in range(0, 1024, 8):
+    print("    " + ", ".join(words[i:i + 8]) + ",")
+print("};")

@@ -276,11 +276,13 @@ void run_two_pass(const std::string& label, const Tensor& x, const Tensor& out, 
   auto lists = device.allocate(header + 4 * room * kDeferredSegments, label.c_str());
   device.fill(*lists, 0, header, 0u);
   auto [first, second] = two_pass_sources(device.caps(), body);
-  BufferView views[] = {{x.buffer}, {out.buffer}, {lists}};
+  static_assert(kFfTableBinding == 3);
+  BufferView views[] = {{x.buffer}, {out.buffer}, {lists},
+                        device.params(body.ff_table.data(), body.ff_table.size_bytes())};
   const uint64_t invocations = std::max<uint64_t>(n / 4, n % 4);
   gen::launch(device, label + "_ff", first, views, gen::bytes_of(n), invocations);
   const uint32_t push[] = {n, gen::launch_groups(device, invocations)};
-  gen::launch(device, label + "_deferred", second, views, std::as_bytes(std::span(push)),
+  gen::launch(device, label + "_deferred", second, std::span(views, 3), std::as_bytes(std::span(push)),
               uint64_t(kDeferredSegments) * gen::kWorkgroupSize);
 }
 

@@ -598,8 +598,9 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
       body.slow = "v = nx_double_to_float(nx_" + name + "(fx));";
       if (t == DType::F32 && gen::has_math_ff_f32(name)) {
         body.ff_statements = "float v; bool slow = !nx_" + name + "_ff_f32(a, v);";
-        body.ff_functions = gen::math_ff_f32_glsl();
-        body.ff_setup = gen::math_ff_f32_setup();
+        body.ff_functions = gen::math_ff_f32_glsl(kFfTableBinding);
+        body.ff_setup = gen::math_ff_f32_setup(name);
+        body.ff_table = gen::math_ff_f32_table(name);
       }
       return body;
     }

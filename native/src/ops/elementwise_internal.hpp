@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,7 +58,9 @@ struct Body {
   // kernels: these statements (no Float64 in the kernel: much faster on NVIDIA), and the whole
   // body for the elements they leave unsettled, listed by the first kernel.
   std::string ff_statements, ff_functions, ff_setup;
+  std::span<const uint32_t> ff_table;  // bound at kFfTableBinding for ff_functions
 };
+constexpr uint32_t kFfTableBinding = 3;  // after the input, the output and the deferred lists
 Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DType out);
 Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out);
 

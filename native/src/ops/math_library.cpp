@@ -53,8 +53,22 @@ bool has_math_ff_f32(const std::string& name) {
   return false;
 }
 
-std::string math_ff_f32_glsl() { return std::string(kExpTableF32) + kMathFfF32; }
+std::string math_ff_f32_glsl(uint32_t table_binding) {
+  return std::string(kExpConstantsF32) + kLogConstantsF32 + "layout(std430, binding = " +
+         std::to_string(table_binding) + ") readonly buffer NxFfTable_t { uint w[]; } nx_ff_table;\n" + kMathFfF32;
+}
 
-std::string math_ff_f32_setup() { return kMathFfF32Setup; }
+std::string math_ff_f32_setup(const std::string& name) {
+  if (name == "exp" || name == "sigmoid") return kMathFfF32ExpSetup;
+  if (name == "log") return kMathFfF32LogSetup;
+  return "";
+}
+
+std::span<const uint32_t> math_ff_f32_table(const std::string& name) {
+  static constexpr uint32_t kNone[] = {0};
+  if (name == "exp" || name == "sigmoid") return kExp2Table;
+  if (name == "log") return kLogTable;
+  return kNone;
+}
 
 }  // namespace nxvk::gen
