@@ -199,6 +199,15 @@ std::vector<float> ff_inputs(const std::string& name, uint32_t seed) {
     std::uniform_real_distribution<float> d(lo, hi);
     for (int i = 0; i < count; ++i) x.push_back(d(rng));
   };
+  auto positive_floats = [&](int count) {  // uniform over the bits of every positive finite float
+    std::uniform_int_distribution<uint32_t> bits(1, 0x7f7fffffu);
+    for (int i = 0; i < count; ++i) {
+      uint32_t b = bits(rng);
+      float v;
+      std::memcpy(&v, &b, 4);
+      x.push_back(v);
+    }
+  };
   auto around = [&](std::initializer_list<float> edges) {
     for (float e : edges)
       for (int s = -20; s <= 20; ++s) {
@@ -218,24 +227,12 @@ std::vector<float> ff_inputs(const std::string& name, uint32_t seed) {
     uniform(-0.02f, 0.02f, 20000);
     around({-87.0f, 17.4f, -104.0f, 16.6355324f, 17.3286800f, -103.972f, -87.3365479f});
   } else if (name == "log") {
-    std::uniform_int_distribution<uint32_t> bits(1, 0x7f7fffffu);  // every positive finite float
-    for (int i = 0; i < 100000; ++i) {
-      uint32_t b = bits(rng);
-      float v;
-      std::memcpy(&v, &b, 4);
-      x.push_back(v);
-    }
+    positive_floats(100000);
     uniform(0.98f, 1.02f, 40000);    // the cells next to 1
     uniform(0x1p-20f, 4.0f, 40000);
     around({1.0f, 0.70710677f, 1.4142135f, 1.0078125f, 0.99609375f, 1e-45f, 1.1754944e-38f, 3.4028235e38f});
   } else if (name == "sqrt") {
-    std::uniform_int_distribution<uint32_t> bits(1, 0x7f7fffffu);  // every positive finite float
-    for (int i = 0; i < 150000; ++i) {
-      uint32_t b = bits(rng);
-      float v;
-      std::memcpy(&v, &b, 4);
-      x.push_back(v);
-    }
+    positive_floats(150000);
     uniform(0.0f, 4.0f, 20000);
     for (uint32_t b = 1; b < 2000; ++b) {  // subnormals and squares' neighbours
       float v;
