@@ -276,9 +276,12 @@ void run_two_pass(const std::string& label, const Tensor& x, const Tensor& out, 
   auto lists = device.allocate(header + 4 * room * kDeferredSegments, label.c_str());
   device.fill(*lists, 0, header, 0u);
   auto [first, second] = two_pass_sources(device.caps(), body);
+  // The table in device memory: params blocks are host memory, which every workgroup would read
+  // over the bus.
+  auto table = device.allocate(body.ff_table.size_bytes(), label.c_str());
+  device.write(*table, 0, body.ff_table.data(), body.ff_table.size_bytes());
   static_assert(kFfTableBinding == 3);
-  BufferView views[] = {{x.buffer}, {out.buffer}, {lists},
-                        device.params(body.ff_table.data(), body.ff_table.size_bytes())};
+  BufferView views[] = {{x.buffer}, {out.buffer}, {lists}, {table}};
   const uint64_t invocations = std::max<uint64_t>(n / 4, n % 4);
   gen::launch(device, label + "_ff", first, views, gen::bytes_of(n), invocations);
   const uint32_t push[] = {n, gen::launch_groups(device, invocations)};
