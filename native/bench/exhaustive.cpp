@@ -1,6 +1,7 @@
-// nxvk_exhaustive: every f32 input of a unary math op, through the op library (for large tensors
-// the f32-only kernel plus the accurate one on the elements it leaves), against the accurate
-// f64 function rounded to f32 (tests/ref/math_ref's F32ViaF64Accurate kernel), bit for bit.
+// nxvk_exhaustive: every f32 input of a unary math function against the accurate f64 function
+// rounded to f32 (tests/ref/math_ref's F32ViaF64Accurate kernel), bit for bit, on a device with
+// f64: through the op library (its fast f32 path), and, for the functions that have one, through
+// the f32-only fast path nx_NAME_ff_f32 wherever that settles (what devices without f64 run).
 //   nxvk_exhaustive [--fn NAME[,NAME...]] [--chunk LOG2] [--from BITS --to BITS]
 // Prints the mismatches (up to 10 per function) and their count; exits 1 if there are any.
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "nxvk/ops.hpp"
+#include "ops/math_library.hpp"
 #include "ref/math_ref.hpp"
 
 using namespace nxvk;
@@ -35,7 +37,8 @@ int main(int argc, char** argv) {
   for (std::string name; std::getline(list, name, ',');) {
     const auto& fn = mathref::math_function(name);
     const UnaryOp op = *parse_unary_op(name);
-    uint64_t mismatches = 0;
+    const bool ff = gen::has_math_ff_f32(name);
+    uint64_t mismatches = 0, ff_mismatches = 0, ff_unsettled = 0;
     for (uint64_t start = from; start < to; start += 1ull << chunk_log2) {
       const uint64_t n = std::min<uint64_t>(1ull << chunk_log2, to - start);
       std::vector<float> x(n);
@@ -46,6 +49,19 @@ int main(int argc, char** argv) {
       auto want = mathref::run_f32(*dev, fn, mathref::Path::F32ViaF64Accurate, x, x);
       Tensor y = unary(op, from_binary(*dev, DType::F32, {int64_t(n)}, std::as_bytes(std::span(x))), DType::F32);
       auto bytes = to_binary(y);
+      if (ff) {
+        auto settled = mathref::run_ff_f32(*dev, name, x);
+        for (uint64_t i = 0; i < n; ++i) {
+          if (!settled[i].first) {
+            ++ff_unsettled;
+            continue;
+          }
+          if (!(std::isnan(want[i]) ? std::isnan(settled[i].second)
+                                    : std::memcmp(&settled[i].second, &want[i], 4) == 0) &&
+              ff_mismatches++ < 10)
+            std::printf("%s f32-only fast path (%a): %a, accurate %a\n", name.c_str(), x[i], settled[i].second, want[i]);
+        }
+      }
       for (uint64_t i = 0; i < n; ++i) {
         uint32_t got, w;
         std::memcpy(&got, bytes.data() + 4 * i, 4);
@@ -57,7 +73,10 @@ int main(int argc, char** argv) {
       }
     }
     std::printf("%s: %llu mismatches\n", name.c_str(), (unsigned long long)mismatches);
-    status |= mismatches != 0;
+    if (ff)
+      std::printf("%s f32-only fast path: %llu mismatches where it settles; %llu inputs unsettled\n", name.c_str(),
+                  (unsigned long long)ff_mismatches, (unsigned long long)ff_unsettled);
+    status |= mismatches != 0 || ff_mismatches != 0;
   }
   return status;
 }

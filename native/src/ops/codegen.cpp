@@ -354,20 +354,16 @@ void check_index_range(const std::string& op, int64_t elements) {
                                      " elements exceed the 2^32 - 1 that a kernel index covers");
 }
 
-uint32_t launch_groups(const Device& device, uint64_t invocations) {
-  // At most 65535 workgroups (the grid-stride loops cover any n); measured on the H200, more
-  // groups made unary ops slower.
-  return static_cast<uint32_t>(std::min<uint64_t>((invocations + kWorkgroupSize - 1) / kWorkgroupSize,
-                                                  std::min<uint32_t>(device.caps().max_workgroup_count[0], 65535u)));
-}
-
 void launch(Device& device, const std::string& name, const std::string& glsl,
             std::span<const BufferView> buffers, std::span<const std::byte> push, uint64_t invocations) {
   if (invocations == 0) return;
-  const uint32_t groups = launch_groups(device, invocations);
+  // At most 65535 workgroups (the grid-stride loops cover any n); measured on the H200, more
+  // groups made unary ops slower.
+  const uint64_t groups = std::min<uint64_t>((invocations + kWorkgroupSize - 1) / kWorkgroupSize,
+                                             std::min<uint32_t>(device.caps().max_workgroup_count[0], 65535u));
   const uint32_t spec[] = {kWorkgroupSize};
   Kernel kernel{name, glsl, static_cast<uint32_t>(buffers.size())};
-  device.dispatch(kernel, buffers, push, {groups}, spec);
+  device.dispatch(kernel, buffers, push, {static_cast<uint32_t>(groups)}, spec);
 }
 
 }  // namespace nxvk::gen

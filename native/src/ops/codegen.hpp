@@ -91,8 +91,6 @@ void append_strided_params(std::vector<uint32_t>& params, const Shape& out_shape
 // Row-major strides of `shape` (in elements).
 std::vector<int64_t> contiguous_strides(const Shape& shape);
 
-// The workgroups `launch` dispatches for `invocations` (grid-stride loops cover the rest).
-uint32_t launch_groups(const Device& device, uint64_t invocations);
 // Dispatches generated kernel `glsl` (named `name` in errors) over `invocations` invocations,
 // with `buffers` at bindings 0..n-1 and `push` as push constants.
 void launch(Device& device, const std::string& name, const std::string& glsl,

@@ -121,14 +121,12 @@ std::string from_word(DType t, const std::string& w) {
 // 512 contiguous bytes per access, which the scalar loop cannot keep in flight), a rank-2
 // broadcast operand by stepping its row and column instead of dividing per element, and a
 // scalar operand once. The last n % 4 elements are done one per invocation.
-// `deferred`: the lanes body.ff_statements leave unsettled are appended to the deferred list
-// (nx_defer) for a second kernel, instead of settling here.
-std::string vector_main(const std::vector<DType>& inputs, const std::vector<Access>& access, DType out_type,
-                        const Body& body, bool unroll, bool deferred = false) {
+std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vector<Access>& access, DType out_type,
+                        const Body& body, bool unroll) {
   std::string decls, per_quad, per_lane, step, tail;
   for (size_t k = 0; k < inputs.size(); ++k) {
     const std::string var(1, static_cast<char>('a' + k)), name = "in_" + var;
-    const DType t = inputs[k];
+    const DType t = inputs[k]->type;
     const std::string vt = gen::value_type(t);
     const Access& ac = access[k];
     tail += "uint i_" + var + " = " + ac.index + "; " + vt + " " + var + " = " + gen::load(t, name, "i_" + var) + "; ";
@@ -185,14 +183,12 @@ std::string vector_main(const std::vector<DType>& inputs, const std::vector<Acce
                   "uvec4 nx_set_lane(uvec4 r, uint e, uint v) {\n"
                   "  return uvec4(e == 0u ? v : r.x, e == 1u ? v : r.y, e == 2u ? v : r.z, e == 3u ? v : r.w);\n}\n";
   s += "layout(std430, binding = " + std::to_string(inputs.size()) + ") writeonly buffer dst4_t { uvec4 w[]; } dst4;\n";
-  s += "void main() {\n" + (deferred ? "  " + body.ff_setup + "\n" : std::string()) + "  uint quads = pc.n / 4u;\n";
+  s += "void main() {\n  " + body.setup + "\n  uint quads = pc.n / 4u;\n";
   s += "  for (uint q = gl_GlobalInvocationID.x; q < quads; q += grid_stride()) {\n";
   // Lanes the fast statements leave unsettled (body.slow) are redone after the four, in one
   // rolled loop; operands stepped per lane (step) cannot be re-read, so those settle in place.
-  const bool defer = !deferred && !body.slow.empty() && step.empty();
-  const std::string to_list = body.ff_statements + " if (slow) nx_defer(i);";
-  const std::string statements =
-      deferred ? to_list : (defer ? body.statements + " if (slow) slowmask |= 1u << e;" : settled(body));
+  const bool defer = !body.slow.empty() && step.empty();
+  const std::string statements = defer ? body.statements + " if (slow) slowmask |= 1u << e;" : settled(body);
   s += "    " + per_quad + "\n    uvec4 outv = uvec4(0u);" + (defer ? " uint slowmask = 0u;" : "") + "\n";
   const std::string lane = "      uint i = q * 4u + e;\n      " + per_lane + "\n      " + statements + "\n" +
                            "      outv = nx_set_lane(outv, e, " + store + ");\n      " + step + "\n    }\n";
@@ -210,83 +206,8 @@ std::string vector_main(const std::vector<DType>& inputs, const std::vector<Acce
          ");\n      }\n    }\n";
   s += "    dst4.w[q] = outv;\n  }\n";
   s += "  uint i = quads * 4u + gl_GlobalInvocationID.x;\n";
-  s += "  if (i < pc.n) {\n    " + tail + "\n    " + (deferred ? to_list : settled(body)) + "\n    dst.w[i] = " + store +
-       ";\n  }\n}\n";
+  s += "  if (i < pc.n) {\n    " + tail + "\n    " + settled(body) + "\n    dst.w[i] = " + store + ";\n  }\n}\n";
   return s;
-}
-
-uint64_t two_pass_min = 1u << 20;
-
-// The deferred lists of the two-kernel path: kDeferredSegments lists of equal room, list s for
-// the first kernel's workgroups w with w % kDeferredSegments == s (spread over many counters:
-// one counter serialised the whole kernel on the H200). Each count is incremented atomically
-// for every element deferred, so a count past the room says that list overflowed.
-constexpr uint32_t kDeferredSegments = 1024;
-std::string deferred_lists(uint32_t binding, bool read_only) {
-  return "layout(std430, binding = " + std::to_string(binding) + ") " + (read_only ? "readonly " : "") +
-         "buffer Deferred_t { uint count[" + std::to_string(kDeferredSegments) + "]; uint list[]; } deferred;\n" +
-         "const uint kSegments = " + std::to_string(kDeferredSegments) + "u;\n" +
-         "uint segment_room() { return uint(deferred.list.length()) / kSegments; }\n";
-}
-
-std::pair<std::string, std::string> two_pass_sources(const Capabilities& caps, const Body& body) {
-  const std::string io = gen::buffer(0, "in_a", DType::F32, true) + gen::buffer(1, "dst", DType::F32, false);
-  Access same;
-  same.index = "i";
-  // The first kernel: f32 arithmetic only.
-  std::string first = gen::preamble(caps) + body.ff_functions + io + deferred_lists(2, false) +
-                      "layout(push_constant) uniform Push { uint n; } pc;\n"
-                      "void nx_defer(uint i) {\n  uint s = gl_WorkGroupID.x % kSegments;\n"
-                      "  uint k = atomicAdd(deferred.count[s], 1u);\n"
-                      "  if (k < segment_room()) deferred.list[s * segment_room() + k] = i;\n}\n" +
-                      vector_main({DType::F32}, {same}, DType::F32, body, true, true);
-  // The second, workgroup s for list s: the whole body for the listed elements, or, when the
-  // list overflowed, for every element the first kernel's workgroups of that list covered (its
-  // grid-stride loop: quads q with (q % (groups * wg)) / wg == w; the n % 4 last elements by
-  // workgroup 0).
-  const std::string element = "float a = " + gen::load(DType::F32, "in_a", "i") + "; " + settled(body) +
-                              " dst.w[i] = " + gen::store_value(DType::F32, "v", body.v_type) + ";";
-  std::string second =
-      gen::preamble(caps) + gen::math_library_glsl(caps) + helpers(caps) + body.functions + io + deferred_lists(2, true) +
-      "layout(push_constant) uniform Push { uint n; uint groups; } pc;\n"
-      "void main() {\n"
-      "  uint s = gl_WorkGroupID.x, count = deferred.count[s], wg = gl_WorkGroupSize.x;\n"
-      "  if (count <= segment_room()) {\n"
-      "    for (uint k = gl_LocalInvocationID.x; k < count; k += wg) {\n"
-      "      uint i = deferred.list[s * segment_room() + k]; " + element + "\n    }\n"
-      "    return;\n  }\n"
-      "  uint quads = pc.n / 4u;\n"
-      "  for (uint w = s; w < pc.groups; w += kSegments)\n"
-      "    for (uint q = w * wg + gl_LocalInvocationID.x; q < quads; q += pc.groups * wg)\n"
-      "      for (uint i = 4u * q; i < 4u * q + 4u; ++i) { " + element + " }\n"
-      "  uint i = quads * 4u + gl_LocalInvocationID.x;\n"
-      "  if (s == 0u && i < pc.n) { " + element + " }\n}\n";
-  return {first, second};
-}
-
-// Unary f32 math with body.ff_statements on a large tensor: the f32-only kernel settles nearly
-// every element and lists the rest (room for n/64 in all, against about n/400 expected); the
-// second kernel runs the whole body on the listed ones, and on all elements of an overflowed
-// list's workgroups. Each element's bits are those of the whole body either way.
-void run_two_pass(const std::string& label, const Tensor& x, const Tensor& out, const Body& body) {
-  Device& device = x.device();
-  const uint32_t n = static_cast<uint32_t>(shape_size(x.shape));
-  const uint64_t room = std::max<uint64_t>(64, n / (64 * kDeferredSegments));
-  const uint64_t header = 4 * kDeferredSegments;
-  auto lists = device.allocate(header + 4 * room * kDeferredSegments, label.c_str());
-  device.fill(*lists, 0, header, 0u);
-  auto [first, second] = two_pass_sources(device.caps(), body);
-  // The table in device memory: params blocks are host memory, which every workgroup would read
-  // over the bus.
-  auto table = device.allocate(body.ff_table.size_bytes(), label.c_str());
-  device.write(*table, 0, body.ff_table.data(), body.ff_table.size_bytes());
-  static_assert(kFfTableBinding == 3);
-  BufferView views[] = {{x.buffer}, {out.buffer}, {lists}, {table}};
-  const uint64_t invocations = std::max<uint64_t>(n / 4, n % 4);
-  gen::launch(device, label + "_ff", first, views, gen::bytes_of(n), invocations);
-  const uint32_t push[] = {n, gen::launch_groups(device, invocations)};
-  gen::launch(device, label + "_deferred", second, std::span(views, 3), std::as_bytes(std::span(push)),
-              uint64_t(kDeferredSegments) * gen::kWorkgroupSize);
 }
 
 // Generates and runs one elementwise kernel over `inputs` (named a, b, c, ... in `body`).
@@ -300,11 +221,6 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
   gen::check_index_range(label, n64);
   Tensor out = empty_tensor(device, out_type, out_shape, label);
   if (n64 == 0) return out;
-  if (!body.ff_statements.empty() && inputs.size() == 1 && inputs[0]->type == DType::F32 && out_type == DType::F32 &&
-      inputs[0]->shape == out_shape && uint64_t(n64) >= two_pass_min) {
-    run_two_pass(label, *inputs[0], out, body);
-    return out;
-  }
   std::vector<uint32_t> params;
   std::vector<const Shape*> shapes;
   for (const Tensor* t : inputs) shapes.push_back(&t->shape);
@@ -332,15 +248,20 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
   const uint32_t n = static_cast<uint32_t>(n64);
   uint64_t invocations = gen::elementwise_invocations(out_type, n);
   if (word_type(out_type)) {
-    std::vector<DType> types;
-    for (const Tensor* t : inputs) types.push_back(t->type);
-    src += vector_main(types, access, out_type, body, !body.large);
+    src += vector_main(inputs, access, out_type, body, !body.large);
     invocations = std::max<uint64_t>(n / 4, n % 4);
   } else {
+    if (!body.setup.empty()) fail(ErrorKind::Internal, label + ": a body with setup needs a 32-bit output");
     src += gen::elementwise_main(out_type, "dst", index_decls + loads + "\n      " + settled(body), body.v_type);
   }
   views.push_back({out.buffer});
   views.push_back(device.params(params.data(), params.size() * sizeof(uint32_t)));
+  if (!body.table.empty()) {
+    // In device memory: params blocks are host memory, which every workgroup would read.
+    auto table = device.allocate(body.table.size_bytes(), label.c_str());
+    device.write(*table, 0, body.table.data(), body.table.size_bytes());
+    views.push_back({table});
+  }
   gen::launch(device, label, src, views, gen::bytes_of(n), invocations);
   return out;
 }
@@ -352,13 +273,6 @@ std::string types_label(const std::string& op, const std::vector<const Tensor*>&
 }
 
 }  // namespace
-
-void set_two_pass_min_elements(uint64_t n) { two_pass_min = n; }
-uint64_t two_pass_min_elements() { return two_pass_min; }
-std::pair<std::string, std::string> two_pass_kernels(const Capabilities& caps, const Body& body) {
-  return two_pass_sources(caps, body);
-}
-
 }  // namespace elementwise
 
 Tensor unary(UnaryOp op, const Tensor& x, DType out_type) {

@@ -596,12 +596,16 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
                 "float"};
       body.functions = gen::math_fast_f32_glsl();
       body.slow = "v = nx_double_to_float(nx_" + name + "(fx));";
-      if (t == DType::F32 && gen::has_math_ff_f32(name)) {
-        body.ff_statements = "float v; bool slow = !nx_" + name + "_ff_f32(a, v);";
-        body.ff_functions = gen::math_ff_f32_glsl(kFfTableBinding);
-        body.ff_setup = gen::math_ff_f32_setup(name);
-        body.ff_table = gen::math_ff_f32_table(name);
-      }
+      return body;
+    }
+    if (!caps.float64 && t == DType::F32 && out == DType::F32 && gen::use_math_ff_f32(name)) {
+      // Without f64: the f32-only fast path, correctly rounded where it settles (nearly every
+      // input), and the f32 library function for the rest. Binding 3: after a, dst and params.
+      Body body{"float v; bool slow = !nx_" + name + "_ff_f32(a, v);", "float"};
+      body.functions = gen::math_ff_f32_glsl(3);
+      body.slow = "v = nx_" + name + "_f32(a);";
+      body.setup = gen::math_ff_f32_setup(name);
+      body.table = gen::math_ff_f32_table(name);
       return body;
     }
     const std::string fn = std::string("nx_") + name + (caps.float64 ? "" : "_f32");

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "nxvk/ops.hpp"
@@ -52,15 +51,11 @@ struct Body {
   // (after `statements`, in their scope) compute v. Kernels run them once, for the lanes that need
   // them, so the rarely taken accurate path is not copied per lane.
   std::string slow;
-  // When set (f32 math on f64 devices): statements in f32 arithmetic only that declare `float v`
-  // and `bool slow`, settling v exactly as the whole body would wherever slow is false, with
-  // their functions and the statements main() must start with. Large tensors then take two
-  // kernels: these statements (no Float64 in the kernel: much faster on NVIDIA), and the whole
-  // body for the elements they leave unsettled, listed by the first kernel.
-  std::string ff_statements, ff_functions, ff_setup;
-  std::span<const uint32_t> ff_table;  // bound at kFfTableBinding for ff_functions
+  // Statements every invocation runs first in main() (filling shared memory from `table`), and
+  // the words bound after the kernel's other buffers, as buffer nx_ff_table, for them to read.
+  std::string setup;
+  std::span<const uint32_t> table;
 };
-constexpr uint32_t kFfTableBinding = 3;  // after the input, the output and the deferred lists
 Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DType out);
 Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out);
 
@@ -68,13 +63,5 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out);
 std::string helpers(const Capabilities& caps);
 
 bool is_float_op(UnaryOp op);  // the math-library functions
-
-// Bodies with ff_statements take two kernels from this many elements on (below, the second
-// dispatch costs more than it saves). Tests lower it to reach the two-kernel path cheaply.
-void set_two_pass_min_elements(uint64_t n);
-uint64_t two_pass_min_elements();
-// The GLSL of the two kernels for unary `body` on f32 tensors (for tests: the first must not
-// declare Float64).
-std::pair<std::string, std::string> two_pass_kernels(const Capabilities& caps, const Body& body);
 
 }  // namespace nxvk::elementwise

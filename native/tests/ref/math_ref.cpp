@@ -298,4 +298,32 @@ Stats measure_f64(Device& dev, const MathFn& fn, const std::vector<double>& x, c
   return s;
 }
 
+// The f32-only fast path (nx_NAME_ff_f32) on its own: [settled, bits] per input.
+std::vector<std::pair<bool, float>> run_ff_f32(Device& dev, const std::string& name, const std::vector<float>& x) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  Tensor tx = from_binary(dev, DType::F32, {n}, std::as_bytes(std::span<const float>(x)));
+  Tensor out = empty_tensor(dev, DType::U32, {2 * n}, "ff");
+  dev.fill(*out.buffer, 0, out.buffer->size(), 0xdeadbeefu);
+  const std::string src = gen::preamble(dev.caps()) + gen::math_ff_f32_glsl(2) + gen::buffer(0, "src", DType::F32, true) +
+                          gen::buffer(1, "dst", DType::U32, false) + "layout(push_constant) uniform Push { uint n; } pc;\n" +
+                          "void main() {\n  " + gen::math_ff_f32_setup(name) +
+                          "\n  for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += grid_stride()) {\n"
+                          "    float r = 0.0;\n    bool ok = nx_" + name + "_ff_f32(uintBitsToFloat(src.w[i]), r);\n"
+                          "    dst.w[2u * i] = ok ? 1u : 0u;\n    dst.w[2u * i + 1u] = floatBitsToUint(r);\n  }\n}\n";
+  auto table = gen::math_ff_f32_table(name);
+  BufferView views[] = {{tx.buffer}, {out.buffer}, dev.params(table.data(), table.size_bytes())};
+  uint32_t nn = static_cast<uint32_t>(n);
+  gen::launch(dev, "ff_" + name, src, views, gen::bytes_of(nn), nn);
+  auto bytes = to_binary(out);
+  std::vector<std::pair<bool, float>> r(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    uint32_t w[2];
+    std::memcpy(w, bytes.data() + 8 * i, 8);
+    if (w[0] > 1u) fail(ErrorKind::Internal, "run_ff_f32: element " + std::to_string(i) + " unwritten");
+    std::memcpy(&r[i].second, &w[1], 4);
+    r[i].first = w[0] == 1u;
+  }
+  return r;
+}
+
 }  // namespace nxvk::mathref

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nxvk/runtime.hpp"
@@ -32,6 +33,8 @@ const char* path_name(Path p);
 
 // Evaluates fn on the device (x, and y for binary functions). Inputs/outputs are f32 bit
 // patterns for the F32 paths, f64 for the F64 path (as doubles).
+// nx_NAME_ff_f32 alone (math_ff_f32.inc): per input, whether it settled and its result.
+std::vector<std::pair<bool, float>> run_ff_f32(Device& dev, const std::string& name, const std::vector<float>& x);
 std::vector<float> run_f32(Device& dev, const MathFn& fn, Path path, const std::vector<float>& x,
                            const std::vector<float>& y);
 std::vector<double> run_f64(Device& dev, const MathFn& fn, const std::vector<double>& x,
