@@ -11,7 +11,7 @@
 //                                sqrt tanh}: r = the f32 result of nx_NAME where the fast path
 //                                settles it, else false
 //   float  nx_NAME_to_f32(double x)  the same, with nx_NAME as the fallback
-// and, in math_ff_f32_glsl(binding) (f32 arithmetic only, for devices without f64; its kernels
+// and, in math_ff_f32_glsl(binding) (after the library; f32 arithmetic only, for devices without f64; its kernels
 // bind math_ff_f32_table(NAME) and run math_ff_f32_setup(NAME) at the start of main()),
 //   bool   nx_NAME_ff_f32(float x, out float r)  for NAME in {exp log sigmoid sqrt}: r = the
 //                                correctly rounded f32 result where it settles, else false (then
