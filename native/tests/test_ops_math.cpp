@@ -192,11 +192,15 @@ std::vector<float> ff_inputs(const std::string& name, uint32_t seed) {
     uniform(-1.0f, 1.0f, 50000);
     uniform(-0.02f, 0.02f, 20000);  // k = 0 and its neighbours
     around({-87.0f, 88.5f, 88.75f, -104.0f, 88.7228394f, -103.972f, -87.3365479f});
+    uniform(-0x1p-22f, 0x1p-22f, 20000);  // results next to 1, a power of two
+    around({0x1p-24f, -0x1p-24f, 0x1p-25f, -0x1p-25f, -0x1p-26f});
   } else if (name == "sigmoid") {
     uniform(-87.0f, 17.4f, 100000);
     uniform(-4.0f, 4.0f, 50000);
     uniform(-0.02f, 0.02f, 20000);
     around({-87.0f, 17.4f, -104.0f, 16.6355324f, 17.3286800f, -103.972f, -87.3365479f});
+    uniform(-0x1p-20f, 0x1p-20f, 20000);  // results next to 1/2, a power of two
+    around({0x1p-23f, -0x1p-23f, 0x1p-24f, -0x1p-24f, -0x1p-25f});
   } else if (name == "log") {
     positive_floats(100000);
     uniform(0.98f, 1.02f, 40000);    // the cells next to 1
