@@ -257,6 +257,7 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
   views.push_back({out.buffer});
   views.push_back(device.params(params.data(), params.size() * sizeof(uint32_t)));
   if (!body.table.empty()) {
+    if (views.size() != kUnaryTableBinding) fail(ErrorKind::Internal, label + ": a table is for unary bodies");
     // In device memory: params blocks are host memory, which every workgroup would read.
     auto table = device.allocate(body.table.size_bytes(), label.c_str());
     device.write(*table, 0, body.table.data(), body.table.size_bytes());

@@ -600,9 +600,9 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
     }
     if (!caps.float64 && t == DType::F32 && out == DType::F32 && gen::use_math_ff_f32(name)) {
       // Without f64: the f32-only fast path, correctly rounded where it settles (nearly every
-      // input), and the f32 library function for the rest. Binding 3: after a, dst and params.
+      // input), and the f32 library function for the rest.
       Body body{"float v; bool slow = !nx_" + name + "_ff_f32(a, v);", "float"};
-      body.functions = gen::math_ff_f32_glsl(3);
+      body.functions = gen::math_ff_f32_glsl(kUnaryTableBinding);
       body.slow = "v = nx_" + name + "_f32(a);";
       body.setup = gen::math_ff_f32_setup(name);
       body.table = gen::math_ff_f32_table(name);

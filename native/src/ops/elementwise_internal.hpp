@@ -56,6 +56,8 @@ struct Body {
   std::string setup;
   std::span<const uint32_t> table;
 };
+// The binding of Body::table in a unary kernel: after a, dst and the params block.
+constexpr uint32_t kUnaryTableBinding = 3;
 Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DType out);
 Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out);
 
