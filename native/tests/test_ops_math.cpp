@@ -54,10 +54,17 @@ bool host_libm_is_reference(const std::string& fn) {
   return false;
 #endif
 }
-template <class F>
-bool same(F got, F want) {
-  if (std::isnan(want)) return std::isnan(got);
-  return std::memcmp(&got, &want, sizeof(F)) == 0;
+using mathref::same_result;
+
+// The op library's unary NAME on f32 inputs x, its output buffer poisoned first.
+std::vector<float> op_f32(Device& dev, const std::string& name, const std::vector<float>& x) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  poison_next(dev, x.size() * sizeof(float));
+  Tensor y = unary(*parse_unary_op(name), from_binary(dev, DType::F32, {n}, std::as_bytes(std::span(x))), DType::F32);
+  auto bytes = to_binary(y);
+  std::vector<float> r(x.size());
+  std::memcpy(r.data(), bytes.data(), bytes.size());
+  return r;
 }
 
 std::string first_diffs(const mathref::Stats& s) {
@@ -144,18 +151,12 @@ TEST_P(MathTest, F32FastPathEqualsAccurate) {
   auto fast = mathref::run_f32(device(), fn(), Path::F32ViaF64, x, x);
   auto accurate = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, x, x);
   // And the op library's kernel (four lanes per invocation, unsettled lanes redone afterwards).
-  const int64_t n = static_cast<int64_t>(x.size());
-  poison_next(device(), x.size() * sizeof(float));
-  Tensor y = unary(*parse_unary_op(GetParam()), from_binary(device(), DType::F32, {n}, std::as_bytes(std::span(x))),
-                   DType::F32);
-  auto bytes = to_binary(y);
-  std::vector<float> op(x.size());
-  std::memcpy(op.data(), bytes.data(), bytes.size());
+  auto op = op_f32(device(), GetParam(), x);
   size_t diffs = 0, op_diffs = 0;
   for (size_t i = 0; i < x.size(); ++i) {
-    if (!same(fast[i], accurate[i]) && diffs++ < 5)
+    if (!same_result(fast[i], accurate[i]) && diffs++ < 5)
       ADD_FAILURE() << GetParam() << "(" << std::hexfloat << x[i] << "): fast " << fast[i] << ", accurate " << accurate[i];
-    if (!same(op[i], accurate[i]) && op_diffs++ < 5)
+    if (!same_result(op[i], accurate[i]) && op_diffs++ < 5)
       ADD_FAILURE() << GetParam() << "(" << std::hexfloat << x[i] << "): op " << op[i] << ", accurate " << accurate[i];
   }
   EXPECT_EQ(diffs, 0u) << "of " << x.size();
@@ -240,7 +241,7 @@ TEST_P(MathTest, F32OnlyFastPathSettlesCorrectly) {
       continue;
     }
     ++settled;
-    if (!same(ff[i].second, accurate[i]) && diffs++ < 5)
+    if (!same_result(ff[i].second, accurate[i]) && diffs++ < 5)
       ADD_FAILURE() << GetParam() << "(" << std::hexfloat << x[i] << "): f32-only " << ff[i].second << ", accurate "
                     << accurate[i];
   }
@@ -260,22 +261,16 @@ TEST_P(MathTest, F32OnlyDeviceTakesTheFastPath) {
   x.insert(x.end(), main_range.begin(), main_range.end());
   auto ff = mathref::run_ff_f32(*dev, GetParam(), x);
   auto library = mathref::run_f32(*dev, fn(), Path::F32Only, x, x);
-  const int64_t n = static_cast<int64_t>(x.size());
-  poison_next(*dev, x.size() * sizeof(float));
-  Tensor y = unary(*parse_unary_op(GetParam()), from_binary(*dev, DType::F32, {n}, std::as_bytes(std::span(x))),
-                   DType::F32);
-  auto bytes = to_binary(y);
-  std::vector<float> op(x.size());
-  std::memcpy(op.data(), bytes.data(), bytes.size());
+  auto op = op_f32(*dev, GetParam(), x);
   std::vector<float> accurate;
   if (device().caps().float64) accurate = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, x, x);
   size_t diffs = 0, wrong = 0, settled = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     const float want = ff[i].first ? ff[i].second : library[i];
     settled += ff[i].first;
-    if (!same(op[i], want) && diffs++ < 5)
+    if (!same_result(op[i], want) && diffs++ < 5)
       ADD_FAILURE() << GetParam() << "(" << std::hexfloat << x[i] << "): op " << op[i] << ", expected " << want;
-    if (ff[i].first && !accurate.empty() && !same(ff[i].second, accurate[i]) && wrong++ < 5)
+    if (ff[i].first && !accurate.empty() && !same_result(ff[i].second, accurate[i]) && wrong++ < 5)
       ADD_FAILURE() << GetParam() << "(" << std::hexfloat << x[i] << "): settled " << ff[i].second << ", accurate "
                     << accurate[i];
   }
@@ -348,13 +343,13 @@ TEST_F(DeviceTest, MathExactSpecialValuesAllPaths) {
     }
     auto h = mathref::run_f32(*f32dev, f, Path::F32Only, xf, yf);
     for (size_t i = 0; i < cases.size(); ++i)
-      EXPECT_TRUE(same(h[i], float(cases[i].want))) << f.name << "(" << x[i] << ", " << y[i] << ") f32 only = " << h[i];
+      EXPECT_TRUE(same_result(h[i], float(cases[i].want))) << f.name << "(" << x[i] << ", " << y[i] << ") f32 only = " << h[i];
     if (!device().caps().float64) continue;
     auto g = mathref::run_f64(device(), f, x, y);
     auto v = mathref::run_f32(device(), f, Path::F32ViaF64, xf, yf);
     for (size_t i = 0; i < cases.size(); ++i) {
-      EXPECT_TRUE(same(g[i], cases[i].want)) << f.name << "(" << x[i] << ", " << y[i] << ") f64 = " << g[i];
-      EXPECT_TRUE(same(v[i], float(cases[i].want))) << f.name << "(" << x[i] << ", " << y[i] << ") f32 via f64 = " << v[i];
+      EXPECT_TRUE(same_result(g[i], cases[i].want)) << f.name << "(" << x[i] << ", " << y[i] << ") f64 = " << g[i];
+      EXPECT_TRUE(same_result(v[i], float(cases[i].want))) << f.name << "(" << x[i] << ", " << y[i] << ") f32 via f64 = " << v[i];
     }
   }
 }
@@ -380,7 +375,7 @@ TEST_F(DeviceTest, MathSubnormals) {
     auto g = mathref::run_f32(device(), fn, Path::F32ViaF64, c.xf, zf);
     for (size_t i = 0; i < c.xf.size(); ++i) {
       const float want = static_cast<float>(fn.ref(c.xf[i], 0));
-      EXPECT_TRUE(same(g[i], want)) << c.fn << "(" << c.xf[i] << ") f32 via f64 = " << g[i] << ", want " << want;
+      EXPECT_TRUE(same_result(g[i], want)) << c.fn << "(" << c.xf[i] << ") f32 via f64 = " << g[i] << ", want " << want;
     }
     std::vector<double> zd(c.xd.size(), 0.0);
     auto d = mathref::run_f64(device(), fn, c.xd, zd);

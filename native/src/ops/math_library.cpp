@@ -24,6 +24,12 @@ std::string instantiate(const std::string& tmpl, const std::string& type, const 
   return out;
 }
 
+const FfF32Function* ff_f32_function(const std::string& name) {
+  for (const auto& f : kMathFfF32Functions)
+    if (name == f.name) return &f;
+  return nullptr;
+}
+
 }  // namespace
 
 std::string math_library_glsl(const Capabilities& caps) {
@@ -47,11 +53,7 @@ bool has_math_fast_f32(const std::string& name) {
 
 std::string math_fast_f32_glsl() { return kMathFastF32; }
 
-bool has_math_ff_f32(const std::string& name) {
-  for (const char* n : kMathFfF32Names)
-    if (name == n) return true;
-  return false;
-}
+bool has_math_ff_f32(const std::string& name) { return ff_f32_function(name) != nullptr; }
 
 bool use_math_ff_f32(const std::string& name) {
   // exp: nx_exp_f32 measured faster on the H200 with f64 masked off (77% of the copy bandwidth
@@ -65,16 +67,13 @@ std::string math_ff_f32_glsl(uint32_t table_binding) {
 }
 
 std::string math_ff_f32_setup(const std::string& name) {
-  if (name == "exp" || name == "sigmoid") return kMathFfF32ExpSetup;
-  if (name == "log") return kMathFfF32LogSetup;
-  return "";
+  const FfF32Function* f = ff_f32_function(name);
+  return f ? f->setup : "";
 }
 
 std::span<const uint32_t> math_ff_f32_table(const std::string& name) {
-  static constexpr uint32_t kNone[] = {0};
-  if (name == "exp" || name == "sigmoid") return kExp2Table;
-  if (name == "log") return kLogTable;
-  return kNone;
+  const FfF32Function* f = ff_f32_function(name);
+  return f ? f->table : std::span<const uint32_t>(kNoTable);
 }
 
 }  // namespace nxvk::gen

@@ -267,8 +267,7 @@ Stats measure_f32(Device& dev, const MathFn& fn, Path path, const std::vector<fl
       s.worst_y = yi;
     }
     const float lib = static_cast<float>(fn.ref_f64(x[i], yi));
-    const bool same = (std::isnan(lib) && std::isnan(got[i])) || to_bits<uint32_t>(lib) == to_bits<uint32_t>(got[i]);
-    if (!same) ++s.not_libm_identical;
+    if (!same_result(got[i], lib)) ++s.not_libm_identical;
     ++s.count;
   }
   return s;
@@ -288,8 +287,7 @@ Stats measure_f64(Device& dev, const MathFn& fn, const std::vector<double>& x, c
       s.worst_yd = yi;
     }
     const double lib = fn.ref_f64(x[i], yi);
-    const bool same = (std::isnan(lib) && std::isnan(got[i])) || to_bits<uint64_t>(lib) == to_bits<uint64_t>(got[i]);
-    if (!same) {
+    if (!same_result(got[i], lib)) {
       ++s.not_libm_identical;
       if (s.first_diffs.size() < 8) s.first_diffs.push_back({x[i], yi, got[i], lib});
     }
@@ -304,8 +302,9 @@ std::vector<std::pair<bool, float>> run_ff_f32(Device& dev, const std::string& n
   Tensor tx = from_binary(dev, DType::F32, {n}, std::as_bytes(std::span<const float>(x)));
   Tensor out = empty_tensor(dev, DType::U32, {2 * n}, "ff");
   dev.fill(*out.buffer, 0, out.buffer->size(), 0xdeadbeefu);
-  const std::string src = gen::preamble(dev.caps()) + gen::math_library_glsl(dev.caps()) + gen::math_ff_f32_glsl(2) + gen::buffer(0, "src", DType::F32, true) +
-                          gen::buffer(1, "dst", DType::U32, false) + "layout(push_constant) uniform Push { uint n; } pc;\n" +
+  const std::string src = gen::preamble(dev.caps()) + gen::math_library_glsl(dev.caps()) + gen::math_ff_f32_glsl(2) +
+                          gen::buffer(0, "src", DType::F32, true) + gen::buffer(1, "dst", DType::U32, false) +
+                          "layout(push_constant) uniform Push { uint n; } pc;\n" +
                           "void main() {\n  " + gen::math_ff_f32_setup(name) +
                           "\n  for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += grid_stride()) {\n"
                           "    float r = 0.0;\n    bool ok = nx_" + name + "_ff_f32(uintBitsToFloat(src.w[i]), r);\n"

@@ -4,7 +4,9 @@
 // nxvk_ulp tool.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -33,6 +35,13 @@ const char* path_name(Path p);
 
 // Evaluates fn on the device (x, and y for binary functions). Inputs/outputs are f32 bit
 // patterns for the F32 paths, f64 for the F64 path (as doubles).
+// The same result: both NaN (any payload), or the same bits (so -0.0 differs from 0.0).
+template <class F>
+bool same_result(F got, F want) {
+  if (std::isnan(want)) return std::isnan(got);
+  return std::memcmp(&got, &want, sizeof(F)) == 0;
+}
+
 // nx_NAME_ff_f32 alone (math_ff_f32.inc): per input, whether it settled and its result.
 std::vector<std::pair<bool, float>> run_ff_f32(Device& dev, const std::string& name, const std::vector<float>& x);
 std::vector<float> run_f32(Device& dev, const MathFn& fn, Path path, const std::vector<float>& x,
