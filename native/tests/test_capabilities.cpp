@@ -2,6 +2,9 @@
 // feature reads as absent, is not enabled on the VkDevice, and a kernel that uses it anyway is
 // refused or caught by the validation layer.
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
 
 #include "nxvk/selftest.hpp"
 #include "nxvk_test.hpp"
@@ -43,6 +46,40 @@ TEST_F(CapabilityTest, MaskingF64ThroughOptions) {
   EXPECT_TRUE(original.disabled.empty());
   EXPECT_EQ(device().caps().float64, original.float64);
   EXPECT_EQ(dev->caps().int64, original.int64);
+}
+
+// fused_fma_f32, probed with one input when the device opens, holds for fma() over many: where
+// it says fused, every result is the once-rounded a b + c (std::fma); where not, some inputs
+// show the double rounding. Masking it off skips the probe.
+TEST_F(CapabilityTest, FusedFmaProbeHoldsForManyInputs) {
+  constexpr const char* kFma = R"GLSL(#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer Io_t { float w[]; } io;
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  io.w[3u * i + 2u] = fma(io.w[3u * i], io.w[3u * i + 1u], -(io.w[3u * i] * io.w[3u * i + 1u]));
+}
+)GLSL";
+  constexpr uint32_t n = 64 * 256;
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> d(0.5f, 2.0f);
+  std::vector<float> io(3 * n);
+  for (uint32_t i = 0; i < n; ++i) io[3 * i] = d(rng), io[3 * i + 1] = d(rng), io[3 * i + 2] = 0.0f;
+  auto buffer = device().allocate(io.size() * sizeof(float), "fma test");
+  device().write(*buffer, 0, io.data(), io.size() * sizeof(float));
+  device().dispatch(Kernel{"fma_test", kFma, 1}, std::vector<BufferView>{{buffer}}, {}, {n / 64});
+  std::vector<float> out(io.size());
+  device().read(*buffer, 0, out.data(), out.size() * sizeof(float));
+  uint32_t exact = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const float a = io[3 * i], b = io[3 * i + 1];
+    exact += out[3 * i + 2] == std::fma(a, b, -(a * b));  // the product's exact error
+  }
+  if (device().caps().fused_fma_f32) EXPECT_EQ(exact, n);
+  else EXPECT_LT(exact, n) << "every fma() rounded once, yet the probe said it does not";
+  auto masked = open_device(DeviceOptions{.disable = {"fused_fma"}});
+  EXPECT_FALSE(masked->caps().fused_fma_f32);
+  EXPECT_TRUE(has(masked->caps().disabled, "fused_fma"));
 }
 
 TEST_F(CapabilityTest, MaskingThroughEnvironmentCombinesWithOptions) {

@@ -254,7 +254,7 @@ TEST_P(MathTest, F32OnlyFastPathSettlesCorrectly) {
 // the correctly rounded ones, as the f64 device's accurate path gives them), and the fast path
 // settles nearly all of its main range.
 TEST_P(MathTest, F32OnlyDeviceTakesTheFastPath) {
-  if (!gen::use_math_ff_f32(GetParam())) GTEST_SKIP() << "the op library does not use an f32-only fast path";
+  if (!gen::use_math_ff_f32(f32_only()->caps(), GetParam())) GTEST_SKIP() << "the op library does not use an f32-only fast path";
   auto dev = f32_only();
   auto x = mathref::inputs_f32(fn(), 2 * kInputs, seed());
   auto main_range = ff_inputs(GetParam(), seed() + 1);
@@ -277,6 +277,31 @@ TEST_P(MathTest, F32OnlyDeviceTakesTheFastPath) {
   EXPECT_EQ(diffs, 0u) << "of " << x.size();
   EXPECT_EQ(wrong, 0u) << "of " << settled << " settled";
   EXPECT_GT(settled, x.size() / 2) << "the fast path settles too little";
+}
+
+// On a device with f64, where the op library runs nx_NAME_ff_f32 for f32 (exp, sigmoid), the
+// accurate f64 function takes the inputs it leaves unsettled: every element is the accurate
+// path's, and the inputs include unsettled ones (the special ranges' edges), so that both
+// halves of the kernel run.
+TEST_P(MathTest, F64DeviceTakesTheFastPath) {
+  if (!device().caps().float64) GTEST_SKIP() << "device without f64";
+  if (!gen::use_math_ff_f32(device().caps(), GetParam())) GTEST_SKIP() << "the op library does not use it with f64";
+  auto x = mathref::inputs_f32(fn(), 2 * kInputs, seed());
+  auto main_range = ff_inputs(GetParam(), seed() + 2);
+  x.insert(x.end(), main_range.begin(), main_range.end());
+  auto ff = mathref::run_ff_f32(device(), GetParam(), x);
+  auto accurate = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, x, x);
+  auto op = op_f32(device(), GetParam(), x);
+  size_t diffs = 0, unsettled = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    unsettled += !ff[i].first;
+    if (!same_result(op[i], accurate[i]) && diffs++ < 5)
+      ADD_FAILURE() << GetParam() << "(" << std::hexfloat << x[i] << "): op " << op[i] << ", accurate " << accurate[i]
+                    << (ff[i].first ? " (settled)" : " (unsettled)");
+  }
+  EXPECT_EQ(diffs, 0u) << "of " << x.size();
+  EXPECT_GT(unsettled, 0u) << "no input took the accurate function";
+  EXPECT_LT(unsettled, x.size() / 2) << "the fast path settles too little";
 }
 
 TEST_P(MathTest, F32OnlyWithinBound) {

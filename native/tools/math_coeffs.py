@@ -192,8 +192,9 @@ print("const uint NX_TWO_OVER_PI[40] = uint[](" + ", ".join("0x%08xu" % w for w 
 print(')GLSL";')
 
 # exp for f32 results computed in f32 only (math_ff_f32.inc): x = k ln2/64 + r with k ln2/64 in
-# three parts, L1 and L2 of 10 bits (k has at most 14, so k L1 and k L2 are exact), and the table
-# 2^(j/64) as a 12-bit high part (its products with a 12-bit factor are exact) and the f32 rest.
+# three parts, L1 of 10 bits (k has at most 14, so k L1 is exact), L2 and L3 the f32 rests (k L2
+# is taken exactly by nx_ff_two_prod), and the table 2^(j/64) as the nearest f32 and the f32 rest
+# (relative error 2^-48).
 def f32(v):
     with mp.workprec(24):
         return +mp.mpf(v)
@@ -206,19 +207,19 @@ def f32_bits(v):
 
 c64 = mp.log(2) / 64
 L1 = rnd(c64, 10)
-L2 = rnd(c64 - L1, 10)
+L2 = f32(c64 - L1)
 L3 = f32(c64 - L1 - L2)
 exp2_64 = []
 for j in range(64):
     t = mp.mpf(2) ** (mp.mpf(j) / 64)
-    hi = mp.nint(t * 2 ** 11) / 2 ** 11
+    hi = f32(t)
     exp2_64 += [hi, f32(t - hi)]
 print('constexpr const char* kExpConstantsF32 = R"GLSL(')
 print("const float K_EXP_INV_L = %r;  // 64 / ln2" % float(f32(1 / c64)))
 for nm, v in (("L1", L1), ("L2", L2), ("L3", L3)):
     print("const float K_EXP_%s = %r;" % (nm, float(v)))
 print(')GLSL";')
-print("// 2^(j/64) for j = 0..63: (high, low) bits, the high part of 12 bits.")
+print("// 2^(j/64) for j = 0..63: (high, low) bits, the high part the nearest f32.")
 words = ["0x%08xu" % f32_bits(v) for v in exp2_64]
 print("constexpr uint32_t kExp2Table[128] = {")
 for i in range(0, 128, 8):

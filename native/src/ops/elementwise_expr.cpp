@@ -589,6 +589,17 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
   const std::string ht = gen::value_type(t);
   if (is_float_op(op)) {
     if (!is_float(out)) bad(name, std::string("the output type must be a float type, got ") + type_name(out));
+    if (t == DType::F32 && out == DType::F32 && gen::use_math_ff_f32(caps, name)) {
+      // The fast path in f32 arithmetic, correctly rounded where it settles (nearly every input);
+      // the rest by the accurate f64 function where the device has f64, else the f32 library's.
+      Body body{"float v; bool slow = !nx_" + name + "_ff_f32(a, v);", "float"};
+      body.functions = gen::math_ff_f32_glsl(kUnaryTableBinding, caps);
+      body.slow = caps.float64 ? "double fx = " + to_compute(caps, t, "a") + "; v = nx_double_to_float(nx_" + name + "(fx));"
+                               : "v = nx_" + name + "_f32(a);";
+      body.setup = gen::math_ff_f32_setup(name);
+      body.table = gen::math_ff_f32_table(name);
+      return body;
+    }
     if (caps.float64 && out == DType::F32 && gen::has_math_fast_f32(name)) {
       // The fast path per lane; the accurate function (large: dd, or glibc's code for sigmoid)
       // only for the lanes it leaves unsettled.
@@ -596,16 +607,6 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
                 "float"};
       body.functions = gen::math_fast_f32_glsl();
       body.slow = "v = nx_double_to_float(nx_" + name + "(fx));";
-      return body;
-    }
-    if (!caps.float64 && t == DType::F32 && out == DType::F32 && gen::use_math_ff_f32(name)) {
-      // Without f64: the f32-only fast path, correctly rounded where it settles (nearly every
-      // input), and the f32 library function for the rest.
-      Body body{"float v; bool slow = !nx_" + name + "_ff_f32(a, v);", "float"};
-      body.functions = gen::math_ff_f32_glsl(kUnaryTableBinding);
-      body.slow = "v = nx_" + name + "_f32(a);";
-      body.setup = gen::math_ff_f32_setup(name);
-      body.table = gen::math_ff_f32_table(name);
       return body;
     }
     const std::string fn = std::string("nx_") + name + (caps.float64 ? "" : "_f32");

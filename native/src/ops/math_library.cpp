@@ -55,15 +55,15 @@ std::string math_fast_f32_glsl() { return kMathFastF32; }
 
 bool has_math_ff_f32(const std::string& name) { return ff_f32_function(name) != nullptr; }
 
-bool use_math_ff_f32(const std::string& name) {
-  // exp: nx_exp_f32 measured faster on the H200 with f64 masked off (77% of the copy bandwidth
-  // against 67%; docs/BENCHMARKS.md); sigmoid 44% against 22%, log 36% against 20%, sqrt even.
-  return has_math_ff_f32(name) && name != "exp";
+bool use_math_ff_f32(const Capabilities& caps, const std::string& name) {
+  const FfF32Function* f = ff_f32_function(name);
+  return f && (caps.float64 ? f->with_f64 : f->without_f64);
 }
 
-std::string math_ff_f32_glsl(uint32_t table_binding) {
+std::string math_ff_f32_glsl(uint32_t table_binding, const Capabilities& caps) {
   return std::string(kExpConstantsF32) + kLogConstantsF32 + "layout(std430, binding = " +
-         std::to_string(table_binding) + ") readonly buffer NxFfTable_t { uint w[]; } nx_ff_table;\n" + kMathFfF32;
+         std::to_string(table_binding) + ") readonly buffer NxFfTable_t { uint w[]; } nx_ff_table;\n" +
+         (caps.fused_fma_f32 ? kMathFfF32TwoProdFma : kMathFfF32TwoProdDekker) + kMathFfF32;
 }
 
 std::string math_ff_f32_setup(const std::string& name) {

@@ -7,15 +7,16 @@
 //                                tensors on f64 devices (rounded once by nx_double_to_float)
 //   float  nx_NAME_f32(float x)  f32-only path for devices without f64
 // and, in math_fast_f32_glsl() (after the library; only where caps.float64),
-//   bool   nx_NAME_fast_f32(double x, out float r)  for NAME in {exp expm1 log log1p sigmoid
-//                                sqrt tanh}: r = the f32 result of nx_NAME where the fast path
-//                                settles it, else false
+//   bool   nx_NAME_fast_f32(double x, out float r)  for NAME in {expm1 log log1p sqrt tanh}:
+//                                r = the f32 result of nx_NAME where the fast path settles it,
+//                                else false
 //   float  nx_NAME_to_f32(double x)  the same, with nx_NAME as the fallback
-// and, in math_ff_f32_glsl(binding) (after the library; f32 arithmetic only, for devices without f64; its kernels
-// bind math_ff_f32_table(NAME) and run math_ff_f32_setup(NAME) at the start of main()),
+// and, in math_ff_f32_glsl(binding, caps) (after the library; f32 arithmetic only, with or
+// without f64; its kernels bind math_ff_f32_table(NAME) and run math_ff_f32_setup(NAME) at the
+// start of main()),
 //   bool   nx_NAME_ff_f32(float x, out float r)  for NAME in {exp log sigmoid sqrt}: r = the
 //                                correctly rounded f32 result where it settles, else false (then
-//                                the caller runs nx_NAME_f32)
+//                                the caller runs the accurate nx_NAME, or nx_NAME_f32 without f64)
 // Special values follow C99 Annex F (as Nx.BinaryBackend, which calls the C library through
 // Erlang). The f64 path of sigmoid, rsqrt, acosh, atanh, sinh and erfc gives glibc 2.36's bits
 // (Nx.BinaryBackend's results, math_glibc.inc) rather than the most accurate ones.
@@ -37,9 +38,10 @@ std::string math_fast_f32_glsl();
 // Whether NAME has nx_NAME_ff_f32; their GLSL (reading buffer `table_binding`), the statements
 // main() must start with, and the words to bind there (one word where NAME needs no table).
 bool has_math_ff_f32(const std::string& name);
-// Whether the op library runs it on devices without f64 (where it measured faster than nx_NAME_f32).
-bool use_math_ff_f32(const std::string& name);
-std::string math_ff_f32_glsl(uint32_t table_binding);
+// Whether the op library runs it for f32 on a device like `caps` (where it measured faster than
+// the alternative: math_ff_f32.inc lists the figures).
+bool use_math_ff_f32(const Capabilities& caps, const std::string& name);
+std::string math_ff_f32_glsl(uint32_t table_binding, const Capabilities& caps);
 std::string math_ff_f32_setup(const std::string& name);
 std::span<const uint32_t> math_ff_f32_table(const std::string& name);
 

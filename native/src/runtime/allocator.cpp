@@ -167,6 +167,13 @@ void Allocator::release_cache() {
     for (auto& [size, block] : cache) destroy(*block);
 }
 
+void Allocator::reset_statistics() {
+  std::lock_guard lock(mutex_);
+  if (stats_.live_buffers != 0 || stats_.cached_buffers != 0)
+    fail(ErrorKind::Internal, "allocator: statistics reset while it holds buffers");
+  stats_ = MemoryStats{};
+}
+
 MemoryStats Allocator::stats() const {
   std::lock_guard lock(mutex_);
   return stats_;

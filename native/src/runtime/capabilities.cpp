@@ -252,6 +252,7 @@ const Maskable kMaskable[] = {
     {"push_descriptor", [](Capabilities& c) { c.push_descriptor = false; }},
     {"external_memory_fd", [](Capabilities& c) { c.external_memory_fd = c.external_memory_fd_dedicated_only = false; }},
     {"external_memory_host", [](Capabilities& c) { c.external_memory_host = false; }},
+    {"fused_fma", [](Capabilities& c) { c.fused_fma_f32 = false; }},
 };
 }  // namespace
 
@@ -327,7 +328,8 @@ std::string Capabilities::describe() const {
     << ", f32 min/max " << yes(atomic_float32_min_max) << ", f64 min/max " << yes(atomic_float64_min_max) << "\n";
   s << "  cooperative matrix: KHR " << yes(cooperative_matrix_khr) << ", NV " << yes(cooperative_matrix_nv) << "\n";
   s << "  float controls: denorm preserve f32 " << yes(denorm_preserve_f32) << " f64 " << yes(denorm_preserve_f64)
-    << ", RTE f32 " << yes(rounding_rte_f32) << " f64 " << yes(rounding_rte_f64) << "\n";
+    << ", RTE f32 " << yes(rounding_rte_f32) << " f64 " << yes(rounding_rte_f64)
+    << ", fused fma f32 " << yes(fused_fma_f32) << " (probed when the device opens)\n";
   s << "  maxStorageBufferRange:    " << mib(max_storage_buffer_range) << "\n";
   s << "  maxMemoryAllocationSize:  " << mib(max_memory_allocation_size) << "\n";
   s << "  maxBufferSize:            " << mib(max_buffer_size) << "\n";

@@ -31,6 +31,32 @@ void check_range(const char* op, const Buffer& buffer, uint64_t offset, uint64_t
                                          " bytes");
 }
 
+// Whether fma() on f32 rounds once on this device (Capabilities::fused_fma_f32): fma(a, a, c)
+// with a = 1 + 2^-12 and c = -(1 + 2^-11) is 2^-24 fused and 0 rounded twice (a^2 = 1 + 2^-11 +
+// 2^-24 rounds to 1 + 2^-11). The operands come from a buffer, so no compiler folds them.
+constexpr const char* kFmaProbe = R"GLSL(#version 450
+layout(local_size_x = 1) in;
+layout(std430, binding = 0) buffer Probe_t { float w[]; } probe;
+void main() { probe.w[2] = fma(probe.w[0], probe.w[0], probe.w[1]); }
+)GLSL";
+
+void probe_arithmetic(Device& device) {
+  Capabilities& caps = device.state().caps;
+  if (std::find(caps.disabled.begin(), caps.disabled.end(), "fused_fma") != caps.disabled.end()) return;
+  const float in[3] = {1.0f + 0x1p-12f, -(1.0f + 0x1p-11f), 0.0f};
+  auto buffer = device.allocate(sizeof in, "probe fma");
+  device.write(*buffer, 0, in, sizeof in);
+  device.dispatch(Kernel{"probe_fma", kFmaProbe, 1}, std::vector<BufferView>{{buffer}}, {}, {1});
+  float out = 1.0f;
+  device.read(*buffer, 2 * sizeof(float), &out, sizeof out);
+  caps.fused_fma_f32 = out == 0x1p-24f;
+  // A new device holds no memory: this frees the probe's, and the statistics start at zero.
+  buffer.reset();
+  device.sync();
+  device.release_cached_memory();
+  device.state().allocator->reset_statistics();
+}
+
 }  // namespace
 
 void record_dispatch(DeviceState& s, const Pipeline& pipeline, std::span<const BufferView> buffers,
@@ -47,7 +73,11 @@ std::shared_ptr<Device> Device::open(const std::string& selector) {
   Instance& instance = Instance::get();
   std::lock_guard lock(instance.registry_mutex);
   auto& slot = instance.registry[index];
-  if (!slot) slot = std::make_shared<Device>(Private{}, index, DeviceOptions{});
+  if (!slot) {
+    auto device = std::make_shared<Device>(Private{}, index, DeviceOptions{});
+    probe_arithmetic(*device);
+    slot = device;
+  }
   return slot;
 }
 
@@ -56,7 +86,9 @@ std::shared_ptr<Device> Device::open_index(uint32_t index, const DeviceOptions& 
     fail(ErrorKind::InvalidArgument, "device selection: index " + std::to_string(index) +
                                          " out of range (" + std::to_string(list_devices().size()) +
                                          " devices)");
-  return std::make_shared<Device>(Private{}, index, options);
+  auto device = std::make_shared<Device>(Private{}, index, options);
+  probe_arithmetic(*device);
+  return device;
 }
 
 Device::Device(Private, uint32_t index, const DeviceOptions& options)

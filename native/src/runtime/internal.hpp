@@ -112,6 +112,9 @@ class Allocator {
   std::unique_ptr<BufferBlock> import_host(void* host, uint64_t bytes, const char* op);
   void release_cache();
   MemoryStats stats() const;
+  // Zeroes the statistics of an allocator that holds nothing (after the device's own probes at
+  // open, which users never see); Internal error otherwise.
+  void reset_statistics();
   static uint64_t size_class(uint64_t bytes);
 
  private:

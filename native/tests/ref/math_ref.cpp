@@ -302,7 +302,7 @@ std::vector<std::pair<bool, float>> run_ff_f32(Device& dev, const std::string& n
   Tensor tx = from_binary(dev, DType::F32, {n}, std::as_bytes(std::span<const float>(x)));
   Tensor out = empty_tensor(dev, DType::U32, {2 * n}, "ff");
   dev.fill(*out.buffer, 0, out.buffer->size(), 0xdeadbeefu);
-  const std::string src = gen::preamble(dev.caps()) + gen::math_library_glsl(dev.caps()) + gen::math_ff_f32_glsl(2) +
+  const std::string src = gen::preamble(dev.caps()) + gen::math_library_glsl(dev.caps()) + gen::math_ff_f32_glsl(2, dev.caps()) +
                           gen::buffer(0, "src", DType::F32, true) + gen::buffer(1, "dst", DType::U32, false) +
                           "layout(push_constant) uniform Push { uint n; } pc;\n" +
                           "void main() {\n  " + gen::math_ff_f32_setup(name) +
