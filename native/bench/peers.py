@@ -3,69 +3,86 @@ measured by PyTorch (cuBLAS/ATen kernels) and JAX (XLA), in the same run.
 
   python3 peers.py [--elements N] [--reps R] [--iters I]
 
-Method: random f32 inputs; one warm-up call (JAX: jit compile); R repetitions of I back-to-back
-calls timed with CUDA events (PyTorch) or the wall clock around block_until_ready (JAX), median
-repetition divided by I. Bytes per op as in nxvk_bench_ops: reads + writes the op must make.
+Method: random f32 inputs; R repetitions, each a warm-up call (JAX: the first compiles) and I
+back-to-back calls timed with CUDA events (PyTorch) or the wall clock around block_until_ready
+(JAX); the median repetition divided by I. Bytes per op as in nxvk_bench_ops: reads + writes the op must make.
 """
 import argparse
 import statistics
 import time
 
 
-def selected(cases, only):
-    # The copy reference always runs: ratios are to a copy measured in the same run.
-    return [c for c in cases if not only or c[0] == "copy" or only in c[0]]
+# The ops of nxvk_bench_ops, once for both peers: (name, bytes moved in units of one tensor, op,
+# operands). Operands: a, b random in [-2, 2); rv a [C] and cv an [R, 1] vector; pos in
+# [2^-20, 4), the domain of log.
+CASES = [
+    ("copy", 2, "copy", "a"),
+    ("negate f32", 2, "negate", "a"),
+    ("abs f32", 2, "abs", "a"),
+    ("exp f32", 2, "exp", "a"),
+    ("sigmoid f32", 2, "sigmoid", "a"),
+    ("tanh f32", 2, "tanh", "a"),
+    ("expm1 f32", 2, "expm1", "a"),
+    ("log f32 (0, 4]", 2, "log", "pos"),
+    ("log1p f32 (0, 4]", 2, "log1p", "pos"),
+    ("sqrt f32 (0, 4]", 2, "sqrt", "pos"),
+    ("sin f32", 2, "sin", "a"),
+    ("erf f32", 2, "erf", "a"),
+    ("add f32 same shape", 3, "add", "a b"),
+    ("multiply f32 same shape", 3, "multiply", "a b"),
+    ("divide f32 same shape", 3, "divide", "a b"),
+    ("max f32 same shape", 3, "max", "a b"),
+    ("add f32 [R,C] + [C] broadcast", 2, "add", "a rv"),
+    ("add f32 [R,C] + [R,1] broadcast", 2, "add", "a cv"),
+    ("sum f32 all axes", 1, "sum", "a"),
+    ("sum f32 axis 1 (rows)", 1, "sum1", "a"),
+    ("sum f32 axis 0 (columns)", 1, "sum0", "a"),
+]
+
+
+def run_cases(ops, tensors, b4, time_calls, reps, iters, only):
+    """Median seconds per call of each selected case; time_calls(fn, args, iters) times one
+    repetition: a warm-up call, then `iters` calls timed."""
+    results = []
+    for name, units, op, operands in CASES:
+        # The copy reference always runs: ratios are to a copy measured in the same run.
+        if only and name != "copy" and only not in name:
+            continue
+        fn, args = ops[op], [tensors[t] for t in operands.split()]
+        samples = [time_calls(fn, args, iters) for _ in range(reps)]
+        results.append((name, statistics.median(samples), units * b4))
+    return results
 
 
 def bench_torch(n, cols, reps, iters, only):
     import torch
     rows = n // cols
     g = torch.Generator(device="cuda").manual_seed(1)
-    a = torch.rand(rows, cols, device="cuda", generator=g) * 4 - 2
-    b = torch.rand(rows, cols, device="cuda", generator=g) * 4 - 2
-    rv = torch.rand(cols, device="cuda", generator=g)
-    cv = torch.rand(rows, 1, device="cuda", generator=g)
-    pos = torch.rand(rows, cols, device="cuda", generator=g) * 4 + 2.0 ** -20  # log's domain
-    out = torch.empty_like(a)
-    b4 = 4.0 * rows * cols
-    cases = [
-        ("copy", 2 * b4, lambda: out.copy_(a)),
-        ("negate f32", 2 * b4, lambda: torch.neg(a)),
-        ("abs f32", 2 * b4, lambda: torch.abs(a)),
-        ("exp f32", 2 * b4, lambda: torch.exp(a)),
-        ("sigmoid f32", 2 * b4, lambda: torch.sigmoid(a)),
-        ("tanh f32", 2 * b4, lambda: torch.tanh(a)),
-        ("expm1 f32", 2 * b4, lambda: torch.expm1(a)),
-        ("log f32 (0, 4]", 2 * b4, lambda: torch.log(pos)),
-        ("log1p f32 (0, 4]", 2 * b4, lambda: torch.log1p(pos)),
-        ("sqrt f32 (0, 4]", 2 * b4, lambda: torch.sqrt(pos)),
-        ("sin f32", 2 * b4, lambda: torch.sin(a)),
-        ("erf f32", 2 * b4, lambda: torch.erf(a)),
-        ("add f32 same shape", 3 * b4, lambda: a + b),
-        ("multiply f32 same shape", 3 * b4, lambda: a * b),
-        ("divide f32 same shape", 3 * b4, lambda: a / b),
-        ("max f32 same shape", 3 * b4, lambda: torch.maximum(a, b)),
-        ("add f32 [R,C] + [C] broadcast", 2 * b4, lambda: a + rv),
-        ("add f32 [R,C] + [R,1] broadcast", 2 * b4, lambda: a + cv),
-        ("sum f32 all axes", b4, lambda: a.sum()),
-        ("sum f32 axis 1 (rows)", b4, lambda: a.sum(1)),
-        ("sum f32 axis 0 (columns)", b4, lambda: a.sum(0)),
-    ]
-    results = []
-    for name, nbytes, fn in selected(cases, only):
-        fn()
+    tensors = {
+        "a": torch.rand(rows, cols, device="cuda", generator=g) * 4 - 2,
+        "b": torch.rand(rows, cols, device="cuda", generator=g) * 4 - 2,
+        "rv": torch.rand(cols, device="cuda", generator=g),
+        "cv": torch.rand(rows, 1, device="cuda", generator=g),
+        "pos": torch.rand(rows, cols, device="cuda", generator=g) * 4 + 2.0 ** -20,
+    }
+    out = torch.empty_like(tensors["a"])
+    ops = {"copy": out.copy_, "negate": torch.neg, "abs": torch.abs, "exp": torch.exp, "sigmoid": torch.sigmoid,
+           "tanh": torch.tanh, "expm1": torch.expm1, "log": torch.log, "log1p": torch.log1p, "sqrt": torch.sqrt,
+           "sin": torch.sin, "erf": torch.erf, "add": torch.add, "multiply": torch.mul, "divide": torch.div,
+           "max": torch.maximum, "sum": torch.sum, "sum1": lambda x: x.sum(1), "sum0": lambda x: x.sum(0)}
+
+    def time_calls(fn, args, iters):  # CUDA events around the calls
+        fn(*args)
         torch.cuda.synchronize()
-        samples = []
-        for _ in range(reps):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            for _ in range(iters):
-                fn()
-            e.record()
-            torch.cuda.synchronize()
-            samples.append(s.elapsed_time(e) / 1e3 / iters)
-        results.append((name, statistics.median(samples), nbytes))
-    return results
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(iters):
+            fn(*args)
+        e.record()
+        torch.cuda.synchronize()
+        return s.elapsed_time(e) / 1e3 / iters
+
+    return run_cases(ops, tensors, 4.0 * rows * cols, time_calls, reps, iters, only)
 
 
 def bench_jax(n, cols, reps, iters, only):
@@ -73,47 +90,29 @@ def bench_jax(n, cols, reps, iters, only):
     import jax.numpy as jnp
     rows = n // cols
     k1, k2, k3, k4, k5 = jax.random.split(jax.random.PRNGKey(0), 5)
-    a = jax.random.uniform(k1, (rows, cols), minval=-2, maxval=2)
-    b = jax.random.uniform(k2, (rows, cols), minval=-2, maxval=2)
-    rv = jax.random.uniform(k3, (cols,))
-    cv = jax.random.uniform(k4, (rows, 1))
-    pos = jax.random.uniform(k5, (rows, cols), minval=2.0 ** -20, maxval=4)
-    b4 = 4.0 * rows * cols
-    cases = [
-        ("copy", 2 * b4, jax.jit(lambda x: x + 0.0), (a,)),
-        ("negate f32", 2 * b4, jax.jit(jnp.negative), (a,)),
-        ("abs f32", 2 * b4, jax.jit(jnp.abs), (a,)),
-        ("exp f32", 2 * b4, jax.jit(jnp.exp), (a,)),
-        ("sigmoid f32", 2 * b4, jax.jit(jax.nn.sigmoid), (a,)),
-        ("tanh f32", 2 * b4, jax.jit(jnp.tanh), (a,)),
-        ("expm1 f32", 2 * b4, jax.jit(jnp.expm1), (a,)),
-        ("log f32 (0, 4]", 2 * b4, jax.jit(jnp.log), (pos,)),
-        ("log1p f32 (0, 4]", 2 * b4, jax.jit(jnp.log1p), (pos,)),
-        ("sqrt f32 (0, 4]", 2 * b4, jax.jit(jnp.sqrt), (pos,)),
-        ("sin f32", 2 * b4, jax.jit(jnp.sin), (a,)),
-        ("erf f32", 2 * b4, jax.jit(jax.scipy.special.erf), (a,)),
-        ("add f32 same shape", 3 * b4, jax.jit(jnp.add), (a, b)),
-        ("multiply f32 same shape", 3 * b4, jax.jit(jnp.multiply), (a, b)),
-        ("divide f32 same shape", 3 * b4, jax.jit(jnp.divide), (a, b)),
-        ("max f32 same shape", 3 * b4, jax.jit(jnp.maximum), (a, b)),
-        ("add f32 [R,C] + [C] broadcast", 2 * b4, jax.jit(jnp.add), (a, rv)),
-        ("add f32 [R,C] + [R,1] broadcast", 2 * b4, jax.jit(jnp.add), (a, cv)),
-        ("sum f32 all axes", b4, jax.jit(jnp.sum), (a,)),
-        ("sum f32 axis 1 (rows)", b4, jax.jit(lambda x: jnp.sum(x, 1)), (a,)),
-        ("sum f32 axis 0 (columns)", b4, jax.jit(lambda x: jnp.sum(x, 0)), (a,)),
-    ]
-    results = []
-    for name, nbytes, fn, args in selected(cases, only):
-        fn(*args).block_until_ready()
-        samples = []
-        for _ in range(reps):
-            t = time.perf_counter()
-            for _ in range(iters):
-                r = fn(*args)
-            r.block_until_ready()
-            samples.append((time.perf_counter() - t) / iters)
-        results.append((name, statistics.median(samples), nbytes))
-    return results
+    tensors = {
+        "a": jax.random.uniform(k1, (rows, cols), minval=-2, maxval=2),
+        "b": jax.random.uniform(k2, (rows, cols), minval=-2, maxval=2),
+        "rv": jax.random.uniform(k3, (cols,)),
+        "cv": jax.random.uniform(k4, (rows, 1)),
+        "pos": jax.random.uniform(k5, (rows, cols), minval=2.0 ** -20, maxval=4),
+    }
+    plain = {"copy": lambda x: x + 0.0, "negate": jnp.negative, "abs": jnp.abs, "exp": jnp.exp,
+             "sigmoid": jax.nn.sigmoid, "tanh": jnp.tanh, "expm1": jnp.expm1, "log": jnp.log, "log1p": jnp.log1p,
+             "sqrt": jnp.sqrt, "sin": jnp.sin, "erf": jax.scipy.special.erf, "add": jnp.add,
+             "multiply": jnp.multiply, "divide": jnp.divide, "max": jnp.maximum, "sum": jnp.sum,
+             "sum1": lambda x: jnp.sum(x, 1), "sum0": lambda x: jnp.sum(x, 0)}
+    ops = {k: jax.jit(f) for k, f in plain.items()}
+
+    def time_calls(fn, args, iters):  # the wall clock around block_until_ready
+        fn(*args).block_until_ready()  # the first call compiles
+        t = time.perf_counter()
+        for _ in range(iters):
+            r = fn(*args)
+        r.block_until_ready()
+        return (time.perf_counter() - t) / iters
+
+    return run_cases(ops, tensors, 4.0 * rows * cols, time_calls, reps, iters, only)
 
 
 def main():

@@ -28,6 +28,10 @@ struct Scan {
   std::string compute_type() const {
     const bool arith = cop == CumulativeOp::cumulative_sum || cop == CumulativeOp::cumulative_product;
     if (arith && type_info(type).is_float() && type != DType::F64) return gen::float_compute_type(caps);
+    // min/max of f16/bf16/f8 compare in f32 (exact), as the elementwise min/max do: in float16_t
+    // NVIDIA's compiler made (b < a ? b : a) a min instruction that ranks -0 below +0 (H200:
+    // cumulative_min f16 gave -0 for min(+0, -0), where Nx keeps the first operand).
+    if (type_info(type).is_float() && type != DType::F64) return "float";
     return gen::value_type(type);
   }
   // Declares `<ct> <r>` = f(a, b).
