@@ -72,6 +72,7 @@ TEST_F(AllocatorTest, ReusedBufferHoldsTheNewData) {
     auto a = dev->allocate(n * 4);
     dev->write(*a, 0, first.data(), n * 4);
   }
+  dev->sync();  // through staging the write is a pending copy, which holds `a` until it completes
   auto b = poisoned(*dev, n * 4);
   EXPECT_GE(dev->memory_stats().cache_hits, 1u);
   auto poison = read_all<uint32_t>(*dev, *b, n);
@@ -125,7 +126,8 @@ TEST_F(AllocatorTest, BufferStaysAliveUntilItsSubmissionCompletes) {
     dev->dispatch({"copy", "", 2}, views, push_of(n), {groups_for(n)}, spec);
     // `in` goes out of scope here, but the recorded (not yet submitted) copy still holds it.
   }
-  EXPECT_EQ(dev->memory_stats().live_buffers, 2u);
+  // `out`, `in`, and through staging the staging buffer of the write, pending too.
+  EXPECT_EQ(dev->memory_stats().live_buffers, dev->zero_copy() ? 2u : 3u);
   {
     // A new allocation of the same class must not get the pending buffer's block.
     auto other = poisoned(*dev, n * 4);

@@ -66,6 +66,41 @@ TEST_F(Cumulative, SignedZeroTiesKeepTheFirstOperand) {
   }
 }
 
+// The first element along the axis (the last, reversed) is the one Nx's scan passes on untouched,
+// so a NaN there keeps its sign and payload; every other element is computed (a canonical NaN).
+TEST_F(Cumulative, FirstElementKeepsItsNaNBits) {
+  const std::pair<DType, uint64_t> nans[] = {{DType::F16, 0xfc01}, {DType::BF16, 0xff81}, {DType::F32, 0xff800001},
+                                             {DType::F64, 0xfff0000000000001}, {DType::F8, 0xfd},
+                                             {DType::F8E4M3FN, 0xff}};
+  for (const auto& [t, nan] : nans) {
+    if (!device_has(device(), t)) continue;
+    for (const Shape& s : std::vector<Shape>{{5}, {3, 4}, {4, 3, 2}, {6, 7}}) {
+      ref::HostTensor h = random_tensor(rng(), t, s, true);
+      // NaN at the first and last positions of every row along every axis: the corners and
+      // faces of the tensor, so each axis and direction meets it.
+      for (int64_t i = 0; i < h.size(); ++i) {
+        int64_t rest = i;
+        bool edge = false;
+        for (int64_t d = int64_t(s.size()) - 1; d >= 0; --d) {
+          const int64_t c = rest % s[d];
+          rest /= s[d];
+          edge = edge || c == 0 || c == s[d] - 1;
+        }
+        if (edge && (i % 3 == 0)) ref::set_bits(h, i, nan);
+      }
+      Tensor x = upload(device(), h);
+      for (int o = 0; o < 4; ++o)
+        for (int64_t axis = 0; axis < int64_t(s.size()); ++axis)
+          for (bool rev : {false, true}) {
+            auto op = static_cast<CumulativeOp>(o);
+            poison_cache(device(), h.bytes.size());
+            EXPECT_TRUE(same_bits(download(cumulative(op, x, axis, rev, t)), ref::cumulative(op, h, axis, rev)))
+                << op_name(op) << " " << type_name(t) << shape_string(s) << " axis " << axis << (rev ? " reverse" : "");
+          }
+    }
+  }
+}
+
 TEST_F(Cumulative, WithoutFloat64AndInt64) {
   auto dev = open_device(DeviceOptions{.disable = {"f64", "int64"}});
   for (DType t : {DType::S32, DType::U8, DType::F32}) {

@@ -119,7 +119,48 @@ uint at0(uint o, uint m, uint i) { return at(o, pc.rev != 0u ? pc.n0 - 1u - m : 
              static_cast<uint32_t>(nk));
       S = s;
     }
+    if (type_info(type).is_float()) keep_first_nan_bits(x, S, n, reverse);
     return S;
+  }
+
+  // The element Nx's scan passes on untouched (the first along the axis; the last, reversed)
+  // keeps its bits, also a NaN's sign and payload, which the kernels above make canonical (as
+  // Nx does for every element it computes): rewrite those NaNs from the input's bits. Packed
+  // types share words between elements, so theirs go in by atomicAnd and atomicOr.
+  void keep_first_nan_bits(const Tensor& x, const Tensor& out, uint64_t n, bool reverse) {
+    std::string g = gen::preamble(caps);
+    std::string body;
+    if (type == DType::F64) {
+      g += "layout(std430, binding = 0) readonly buffer Src_t { uvec2 w[]; } src;\n"
+           "layout(std430, binding = 1) buffer Dst_t { uvec2 w[]; } dst;\n";
+      body = "uvec2 e = src.w[i]; uint hi = e.y & 0x7fffffffu;\n"
+             "    if (hi > 0x7ff00000u || (hi == 0x7ff00000u && e.x != 0u)) dst.w[i] = e;";
+    } else {
+      // Above this magnitude a value is NaN: infinity's bits, or f8e4m3fn's 448 (no infinity).
+      const uint32_t bits = type_info(type).bits, per = 32 / bits;
+      uint32_t below_nan = 0;
+      switch (type) {
+        case DType::F32: below_nan = 0x7f800000u; break;
+        case DType::F16: below_nan = 0x7c00u; break;
+        case DType::BF16: below_nan = 0x7f80u; break;
+        case DType::F8: below_nan = 0x7cu; break;
+        case DType::F8E4M3FN: below_nan = 0x7eu; break;
+        default: fail(ErrorKind::Internal, op + ": no NaN test for " + type_name(type));
+      }
+      const std::string p = std::to_string(per) + "u", mask = std::to_string((1ull << bits) - 1) + "u";
+      g += "layout(std430, binding = 0) readonly buffer Src_t { uint w[]; } src;\n"
+           "layout(std430, binding = 1) buffer Dst_t { uint w[]; } dst;\n";
+      body = "uint sh = (i % " + p + ") * " + std::to_string(bits) + "u, e = (src.w[i / " + p + "] >> sh) & " + mask +
+             ";\n    if ((e & " + std::to_string((1u << (bits - 1)) - 1) + "u) > " + std::to_string(below_nan) + "u) ";
+      body += per == 1 ? "dst.w[i] = e;"
+                       : "{ atomicAnd(dst.w[i / " + p + "], ~(" + mask + " << sh)); atomicOr(dst.w[i / " + p + "], e << sh); }";
+    }
+    g += "layout(push_constant) uniform Push { uint count; uint I; uint len; uint first; } pc;\n"
+         "void main() {\n  for (uint j = gl_GlobalInvocationID.x; j < pc.count; j += grid_stride()) {\n"
+         "    uint i = ((j / pc.I) * pc.len + pc.first) * pc.I + j % pc.I;\n    " + body + "\n  }\n}\n";
+    struct { uint32_t count, I, len, first; } push{static_cast<uint32_t>(O * I), static_cast<uint32_t>(I),
+                                                   static_cast<uint32_t>(n), reverse ? static_cast<uint32_t>(n - 1) : 0u};
+    gen::launch(device, op + "_first", g, std::vector<BufferView>{{x.buffer}, {out.buffer}}, gen::bytes_of(push), O * I);
   }
 };
 
