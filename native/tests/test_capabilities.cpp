@@ -57,7 +57,9 @@ layout(local_size_x = 64) in;
 layout(std430, binding = 0) buffer Io_t { float w[]; } io;
 void main() {
   uint i = gl_GlobalInvocationID.x;
-  io.w[3u * i + 2u] = fma(io.w[3u * i], io.w[3u * i + 1u], -(io.w[3u * i] * io.w[3u * i + 1u]));
+  precise float p = io.w[3u * i] * io.w[3u * i + 1u];
+  precise float e = fma(io.w[3u * i], io.w[3u * i + 1u], -p);  // as nx_ff_two_prod
+  io.w[3u * i + 2u] = e;
 }
 )GLSL";
   constexpr uint32_t n = 64 * 256;

@@ -33,11 +33,15 @@ void check_range(const char* op, const Buffer& buffer, uint64_t offset, uint64_t
 
 // Whether fma() on f32 rounds once on this device (Capabilities::fused_fma_f32): fma(a, a, c)
 // with a = 1 + 2^-12 and c = -(1 + 2^-11) is 2^-24 fused and 0 rounded twice (a^2 = 1 + 2^-11 +
-// 2^-24 rounds to 1 + 2^-11). The operands come from a buffer, so no compiler folds them.
+// 2^-24 rounds to 1 + 2^-11). The operands come from a buffer, so no compiler folds them, and
+// the result goes through a precise variable, as in the kernels that rely on it (math_ff_f32.inc).
 constexpr const char* kFmaProbe = R"GLSL(#version 450
 layout(local_size_x = 1) in;
 layout(std430, binding = 0) buffer Probe_t { float w[]; } probe;
-void main() { probe.w[2] = fma(probe.w[0], probe.w[0], probe.w[1]); }
+void main() {
+  precise float r = fma(probe.w[0], probe.w[0], probe.w[1]);
+  probe.w[2] = r;
+}
 )GLSL";
 
 void probe_arithmetic(Device& device) {
