@@ -66,7 +66,7 @@ void main() {
   std::mt19937 rng(17);
   std::uniform_real_distribution<float> d(0.5f, 2.0f);
   std::vector<float> io(3 * n);
-  for (uint32_t i = 0; i < n; ++i) io[3 * i] = d(rng), io[3 * i + 1] = d(rng), io[3 * i + 2] = 0.0f;
+  for (uint32_t i = 0; i < n; ++i) io[3 * i] = d(rng), io[3 * i + 1] = d(rng), io[3 * i + 2] = NAN;  // poison
   auto buffer = device().allocate(io.size() * sizeof(float), "fma test");
   device().write(*buffer, 0, io.data(), io.size() * sizeof(float));
   device().dispatch(Kernel{"fma_test", kFma, 1}, std::vector<BufferView>{{buffer}}, {}, {n / 64});

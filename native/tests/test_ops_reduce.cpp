@@ -113,6 +113,7 @@ TEST_F(Reduce, NxNaNAndZeroRules) {
     for (bool max : {true, false}) {
       auto z = ref::make(t, {2});
       ref::set_bits(z, max ? 0 : 1, minus_zero);  // max of [-0, +0], min of [+0, -0]: the first
+      poison_cache(device(), 8);
       const uint64_t got = ref::get_bits(
           download(reduce(max ? ReduceOp::reduce_max : ReduceOp::reduce_min, upload(device(), z), {0}, false, t)), 0);
       EXPECT_EQ(got, max ? minus_zero : 0u) << (max ? "reduce_max " : "reduce_min ") << type_name(t);

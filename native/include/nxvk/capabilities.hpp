@@ -47,8 +47,8 @@ struct Capabilities {
   bool rounding_rte_f32 = false, rounding_rte_f64 = false;
   // fma() on f32 in a kernel rounds once (a fused multiply-add), which makes a product's exact
   // error two instructions instead of Dekker's seventeen. No property reports it (SPIR-V lets
-  // Fma round twice, and lavapipe does): a kernel probes it when the device opens, so a struct
-  // from the enumeration alone says false.
+  // Fma round twice, and lavapipe does): a kernel probes it the first time a process opens the
+  // device, so a struct from the enumeration alone says false.
   bool fused_fma_f32 = false;
 
   // Limits.

@@ -125,35 +125,26 @@ uint at0(uint o, uint m, uint i) { return at(o, pc.rev != 0u ? pc.n0 - 1u - m : 
 
   // The element Nx's scan passes on untouched (the first along the axis; the last, reversed)
   // keeps its bits, also a NaN's sign and payload, which the kernels above make canonical (as
-  // Nx does for every element it computes): rewrite those NaNs from the input's bits. Packed
-  // types share words between elements, so theirs go in by atomicAnd and atomicOr.
+  // Nx does for every element it computes): rewrite those NaNs from the input's bits, found NaN
+  // by the type's own load. Packed types share words between elements, so theirs go in by
+  // atomicAnd and atomicOr; f64 moves as uvec2 (its bits, whatever a double copy would do).
   void keep_first_nan_bits(const Tensor& x, const Tensor& out, uint64_t n, bool reverse) {
-    std::string g = gen::preamble(caps);
-    std::string body;
+    const TypeInfo& t = type_info(type);
+    std::string g = gen::preamble(caps), body;
     if (type == DType::F64) {
       g += "layout(std430, binding = 0) readonly buffer Src_t { uvec2 w[]; } src;\n"
            "layout(std430, binding = 1) buffer Dst_t { uvec2 w[]; } dst;\n";
-      body = "uvec2 e = src.w[i]; uint hi = e.y & 0x7fffffffu;\n"
-             "    if (hi > 0x7ff00000u || (hi == 0x7ff00000u && e.x != 0u)) dst.w[i] = e;";
+      body = "uvec2 e = src.w[i];\n    if (isnan(packDouble2x32(e))) dst.w[i] = e;";
     } else {
-      // Above this magnitude a value is NaN: infinity's bits, or f8e4m3fn's 448 (no infinity).
-      const uint32_t bits = type_info(type).bits, per = 32 / bits;
-      uint32_t below_nan = 0;
-      switch (type) {
-        case DType::F32: below_nan = 0x7f800000u; break;
-        case DType::F16: below_nan = 0x7c00u; break;
-        case DType::BF16: below_nan = 0x7f80u; break;
-        case DType::F8: below_nan = 0x7cu; break;
-        case DType::F8E4M3FN: below_nan = 0x7eu; break;
-        default: fail(ErrorKind::Internal, op + ": no NaN test for " + type_name(type));
+      g += gen::buffer(0, "src", type, true) + gen::buffer(1, "dst", type, false);  // uint words
+      body = "if (!isnan(" + gen::load(type, "src", "i") + ")) continue;\n    ";
+      if (!t.packed()) {
+        body += "dst.w[i] = src.w[i];";
+      } else {
+        const std::string p = std::to_string(32 / t.bits) + "u", mask = std::to_string((1ull << t.bits) - 1) + "u";
+        body += "uint sh = (i % " + p + ") * " + std::to_string(t.bits) + "u;\n    atomicAnd(dst.w[i / " + p + "], ~(" +
+                mask + " << sh));\n    atomicOr(dst.w[i / " + p + "], src.w[i / " + p + "] & (" + mask + " << sh));";
       }
-      const std::string p = std::to_string(per) + "u", mask = std::to_string((1ull << bits) - 1) + "u";
-      g += "layout(std430, binding = 0) readonly buffer Src_t { uint w[]; } src;\n"
-           "layout(std430, binding = 1) buffer Dst_t { uint w[]; } dst;\n";
-      body = "uint sh = (i % " + p + ") * " + std::to_string(bits) + "u, e = (src.w[i / " + p + "] >> sh) & " + mask +
-             ";\n    if ((e & " + std::to_string((1u << (bits - 1)) - 1) + "u) > " + std::to_string(below_nan) + "u) ";
-      body += per == 1 ? "dst.w[i] = e;"
-                       : "{ atomicAnd(dst.w[i / " + p + "], ~(" + mask + " << sh)); atomicOr(dst.w[i / " + p + "], e << sh); }";
     }
     g += "layout(push_constant) uniform Push { uint count; uint I; uint len; uint first; } pc;\n"
          "void main() {\n  for (uint j = gl_GlobalInvocationID.x; j < pc.count; j += grid_stride()) {\n"

@@ -329,7 +329,7 @@ std::string Capabilities::describe() const {
   s << "  cooperative matrix: KHR " << yes(cooperative_matrix_khr) << ", NV " << yes(cooperative_matrix_nv) << "\n";
   s << "  float controls: denorm preserve f32 " << yes(denorm_preserve_f32) << " f64 " << yes(denorm_preserve_f64)
     << ", RTE f32 " << yes(rounding_rte_f32) << " f64 " << yes(rounding_rte_f64)
-    << ", fused fma f32 " << yes(fused_fma_f32) << " (probed when the device opens)\n";
+    << ", fused fma f32 " << yes(fused_fma_f32) << " (probed when a process first opens the device)\n";
   s << "  maxStorageBufferRange:    " << mib(max_storage_buffer_range) << "\n";
   s << "  maxMemoryAllocationSize:  " << mib(max_memory_allocation_size) << "\n";
   s << "  maxBufferSize:            " << mib(max_buffer_size) << "\n";
