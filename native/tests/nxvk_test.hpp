@@ -140,4 +140,28 @@ inline const std::vector<DType>& sub_byte_types() {
   return t;
 }
 
+// f32 bits around the subnormal range, for the tests of subnormal operands and results (GPUs may
+// flush them; Nx keeps them): subnormals of every magnitude, small normals, zeros, and larger
+// values and specials so that results cross between the ranges. `small_subnormals`: only
+// subnormals below 2^-135, whose sums of up to 512 terms stay exact in any order.
+inline uint32_t tiny_f32_bits(std::mt19937& rng, bool small_subnormals = false) {
+  const uint32_t sign = rng() & 0x80000000u;
+  if (small_subnormals) return sign | ((rng() & 0x3fffu) >> (rng() % 14));
+  switch (rng() % 10) {
+    case 0: case 1: case 2: case 3: return sign | (((rng() & 0x7fffffu) >> (rng() % 23)) | 1u);  // subnormal
+    case 4: case 5: return sign | (1u + rng() % 24u) << 23 | (rng() & 0x7fffffu);  // 2^-126 .. 2^-102
+    case 6: return sign;                                                              // +-0
+    case 7: return sign | (100u + rng() % 60u) << 23 | (rng() & 0x7fffffu);         // 2^-27 .. 2^33
+    case 8: return sign | (140u + rng() % 100u) << 23 | (rng() & 0x7fffffu);        // 2^13 .. 2^113
+    default: {
+      const uint32_t specials[] = {0x7f800000u /* inf */, 0x7fc00000u /* NaN */, 0x00800000u /* 2^-126 */,
+                                   0x007fffffu, 0x3f800000u /* 1 */, 0x7f7fffffu, 0x34000000u /* 2^-23 */,
+                                   0x4b000000u /* 2^23 */};
+      return sign | specials[rng() % std::size(specials)];
+    }
+  }
+}
+// The bits of +-2^k for a random normal exponent (exact scale factors).
+inline uint32_t power_of_two_f32_bits(std::mt19937& rng) { return (rng() & 0x80000000u) | (rng() % 254 + 1) << 23; }
+
 }  // namespace nxvk::test

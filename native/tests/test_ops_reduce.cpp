@@ -174,6 +174,44 @@ TEST_F(Reduce, LargerThanMaxStorageBufferRangeIsChunked) {
   EXPECT_EQ(ref::get(got, 0).f, static_cast<double>(static_cast<float>(want)));
 }
 
+// f32 subnormals (GPUs may flush them in arithmetic and comparisons; Nx keeps them), on the
+// default device and with f64 masked off: every result bit for bit.
+TEST_F(Reduce, F32Subnormals) {
+  auto masked = open_device(DeviceOptions{.disable = {"f64", "int64"}});
+  auto tiny = [&](const Shape& s, bool small) {
+    ref::HostTensor h = ref::make(DType::F32, s);
+    for (int64_t i = 0; i < h.size(); ++i) ref::set_bits(h, i, tiny_f32_bits(rng(), small));
+    return h;
+  };
+  for (Device* d : {&device(), masked.get()}) {
+    const std::string where = d->caps().float64 ? " (f64 device)" : " (f64 masked off)";
+    // Sums of subnormals below 2^-135 are exact in any order.
+    auto small = tiny({37, 41}, true), mixed = tiny({37, 41}, false);
+    auto pairs = tiny({300, 2}, false);  // a product of two: one rounding, whatever the order
+    for (int64_t i = 0; i < pairs.size(); i += 2)
+      if (rng()() % 2) ref::set_bits(pairs, i, power_of_two_f32_bits(rng()));
+    struct Case { ReduceOp op; const ref::HostTensor* x; DType out; };
+    for (const Case& c : {Case{ReduceOp::sum, &small, DType::F32}, Case{ReduceOp::product, &pairs, DType::F32},
+                          Case{ReduceOp::reduce_max, &mixed, DType::F32}, Case{ReduceOp::reduce_min, &mixed, DType::F32},
+                          Case{ReduceOp::any, &small, DType::U8}, Case{ReduceOp::all, &small, DType::U8},
+                          Case{ReduceOp::any, &mixed, DType::U8}, Case{ReduceOp::all, &mixed, DType::U8}})
+      for (const std::vector<int64_t>& axes : {std::vector<int64_t>{1}, std::vector<int64_t>{0, 1}}) {
+        if (c.op == ReduceOp::product && axes.size() == 2) continue;  // more than one rounding
+        auto want = ref::reduce(c.op, *c.x, axes, false, c.out);
+        poison_cache(*d, want.bytes.size() + 64);
+        EXPECT_TRUE(same_bits(download(reduce(c.op, upload(*d, *c.x), axes, false, c.out)), want))
+            << op_name(c.op) << " over " << axes.size() << " axes" << where;
+      }
+    const DType idx = d->caps().int64 ? DType::S64 : DType::S32;
+    for (auto op : {ArgReduceOp::argmax, ArgReduceOp::argmin})
+      for (auto axis : {std::optional<int64_t>(1), std::optional<int64_t>()}) {
+        auto want = ref::arg_reduce(op, mixed, axis, false, TieBreak::Low, idx);
+        EXPECT_TRUE(same_bits(download(arg_reduce(op, upload(*d, mixed), axis, false, TieBreak::Low, idx)), want))
+            << op_name(op) << (axis ? " axis 1" : " flat") << where;
+      }
+  }
+}
+
 TEST_F(Reduce, WithoutFloat64AndInt64) {
   auto dev = open_device(DeviceOptions{.disable = {"f64", "int64"}});
   for (DType t : {DType::F32, DType::F16, DType::S32, DType::U8}) {

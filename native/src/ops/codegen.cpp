@@ -94,6 +94,121 @@ uint nx_float_to_f8e4m3fn(float f) {
 }
 )GLSL";
 
+// f32 arithmetic and comparisons that keep subnormals. GPUs may flush f32 subnormal operands and
+// results to zero (NVIDIA does, and reports shaderDenormPreserveFloat32 = false; Vulkan allows
+// it), and may turn a compare-and-select into a min/max instruction that ranks -0.0 below +0.0.
+// Nx keeps both, so f32 values (and f16/bf16 ones held in f32) are compared, tested and negated
+// in integer code, and sums, products and quotients that meet the subnormal range are formed
+// exactly: scaled by 2^64 (sums) or in integer arithmetic (products, quotients).
+constexpr const char* kF32ExactHelpers = R"GLSL(
+bool nx_isnan_f32(float x) { return (floatBitsToUint(x) & 0x7fffffffu) > 0x7f800000u; }
+bool nx_nonzero_f32(float x) { return (floatBitsToUint(x) & 0x7fffffffu) != 0u; }
+float nx_neg_f32(float x) { return uintBitsToFloat(floatBitsToUint(x) ^ 0x80000000u); }
+// Orders non-NaN floats by value; -0.0 and +0.0 have the same key.
+int nx_key_f32(float x) {
+  uint b = floatBitsToUint(x);
+  int m = int(b & 0x7fffffffu);
+  return (b >> 31) != 0u ? -m : m;
+}
+bool nx_lt_f32(float a, float b) { return !nx_isnan_f32(a) && !nx_isnan_f32(b) && nx_key_f32(a) < nx_key_f32(b); }
+bool nx_le_f32(float a, float b) { return !nx_isnan_f32(a) && !nx_isnan_f32(b) && nx_key_f32(a) <= nx_key_f32(b); }
+bool nx_eq_f32(float a, float b) { return !nx_isnan_f32(a) && !nx_isnan_f32(b) && nx_key_f32(a) == nx_key_f32(b); }
+// Nx's max and min: NaN wins (a + b is a NaN), equal values give the first operand.
+float nx_max_f32(float a, float b) { return (nx_isnan_f32(a) || nx_isnan_f32(b)) ? a + b : (nx_lt_f32(a, b) ? b : a); }
+float nx_min_f32(float a, float b) { return (nx_isnan_f32(a) || nx_isnan_f32(b)) ? a + b : (nx_lt_f32(b, a) ? b : a); }
+// x 2^64 exactly, for |x| < 2^-100: a subnormal's significand is converted as an integer, since
+// a multiplication could flush it.
+float nx_scale_up_f32(float x) {
+  uint b = floatBitsToUint(x);
+  if ((b & 0x7f800000u) != 0u) return uintBitsToFloat(b + 0x20000000u);
+  precise float m = float(b & 0x7fffffu) * 2.5849394142282115e-26;  // m 2^-149 2^64 = m 2^-85
+  return uintBitsToFloat(floatBitsToUint(m) | (b & 0x80000000u));
+}
+// x 2^-64 for x a multiple of 2^-85 (a scaled sum): exact, a subnormal built from its integer.
+float nx_scale_down_f32(float x) {
+  uint b = floatBitsToUint(x), a = b & 0x7fffffffu;
+  if (a >= 0x20800000u) return uintBitsToFloat(b - 0x20000000u);  // |x| >= 2^-62: a normal result
+  precise float m = uintBitsToFloat(a) * 3.8685626227668134e25;     // x 2^85, an integer below 2^23
+  return uintBitsToFloat((b & 0x80000000u) | uint(m));
+}
+// a + b rounded once. Unless both are below 2^-100 the sum is 0 or normal, and a subnormal
+// operand (flushed or not) is below a quarter ulp of the other, so the device's sum is right;
+// else both are scaled by 2^64 (exactly), where the sum of two multiples of 2^-85 is exact or
+// rounded as a normal, and scaled back exactly.
+float nx_add_f32(float a, float b) {
+  precise float v = a + b;
+  if (max(floatBitsToUint(a) & 0x7f800000u, floatBitsToUint(b) & 0x7f800000u) < 0x0d800000u) {
+    precise float s = nx_scale_up_f32(a) + nx_scale_up_f32(b);
+    v = nx_scale_down_f32(s);
+  }
+  return v;
+}
+float nx_sub_f32(float a, float b) { return nx_add_f32(a, nx_neg_f32(b)); }
+// Significand m in [2^23, 2^24) and exponent e of a finite nonzero |x| (bits u): x = m 2^(e - 23).
+uint nx_unpack_f32(uint u, out int e) {
+  uint ex = (u >> 23) & 0xffu, m = u & 0x7fffffu;
+  if (ex != 0u) { e = int(ex) - 127; return m | 0x800000u; }
+  int sh = 23 - findMSB(m);  // subnormal: normalise
+  e = -126 - sh;
+  return m << uint(sh);
+}
+// The f32 bits (no sign) of n 2^E rounded to nearest even, for a 64-bit n = (lo, hi) > 0 with at
+// least 25 significant bits (so at least one is dropped): normal, subnormal, zero or infinity.
+uint nx_round_to_f32(uvec2 n, int E) {
+  int msb = n.y != 0u ? 32 + findMSB(n.y) : findMSB(n.x);
+  int ex = msb + E;  // the leading bit's exponent
+  if (ex > 127) return 0x7f800000u;
+  int drop = msb - 23 + max(-126 - ex, 0);  // below 2^-126 the grid is 2^-149
+  if (drop > 63) return 0u;
+  uint d = uint(drop);
+  uint q = d >= 32u ? n.y >> (d - 32u) : (n.x >> d) | (n.y << (32u - d));  // d >= 1
+  uint r = d - 1u;                                                         // the rounding bit
+  bool rbit = ((r >= 32u ? n.y >> (r - 32u) : n.x >> r) & 1u) != 0u;
+  bool rest = r >= 32u ? (n.x != 0u || (n.y & ((1u << (r - 32u)) - 1u)) != 0u) : (n.x & ((1u << r) - 1u)) != 0u;
+  if (rbit && (rest || (q & 1u) != 0u)) q += 1u;
+  if (ex < -126) return q;                  // subnormal (a carry makes it the smallest normal)
+  return min((uint(ex + 126) << 23) + q, 0x7f800000u);  // q holds the implicit bit; a carry adds to e
+}
+// a b rounded once: the device's product where operands and result are normal (or inf/NaN),
+// else the exact product of the significands rounded in integer code.
+float nx_mul_f32(float a, float b) {
+  precise float v = a * b;
+  uint ua = floatBitsToUint(a), ub = floatBitsToUint(b);
+  if ((ua & 0x7f800000u) != 0u && (ub & 0x7f800000u) != 0u && (floatBitsToUint(v) & 0x7f800000u) != 0u) return v;
+  uint s = (ua ^ ub) & 0x80000000u, aa = ua & 0x7fffffffu, ab = ub & 0x7fffffffu;
+  if (aa > 0x7f800000u || ab > 0x7f800000u) return uintBitsToFloat(0x7fc00000u);
+  if (aa == 0x7f800000u || ab == 0x7f800000u) return uintBitsToFloat(aa == 0u || ab == 0u ? 0x7fc00000u : s | 0x7f800000u);
+  if (aa == 0u || ab == 0u) return uintBitsToFloat(s);
+  int ea, eb;
+  uint ma = nx_unpack_f32(aa, ea), mb = nx_unpack_f32(ab, eb);
+  uvec2 p;
+  umulExtended(ma, mb, p.y, p.x);
+  return uintBitsToFloat(s | nx_round_to_f32(p, ea + eb - 46));
+}
+// a / b rounded once, in integer code (for the operands and quotients a division in f32
+// arithmetic cannot take: subnormal ones): 26 quotient bits by long division, the remainder as
+// a sticky bit.
+float nx_div_bits_f32(float a, float b) {
+  uint ua = floatBitsToUint(a), ub = floatBitsToUint(b);
+  uint s = (ua ^ ub) & 0x80000000u, aa = ua & 0x7fffffffu, ab = ub & 0x7fffffffu;
+  if (aa > 0x7f800000u || ab > 0x7f800000u) return uintBitsToFloat(0x7fc00000u);
+  if (aa == 0x7f800000u) return uintBitsToFloat(ab == 0x7f800000u ? 0x7fc00000u : s | 0x7f800000u);
+  if (ab == 0x7f800000u) return uintBitsToFloat(s);
+  if (ab == 0u) return uintBitsToFloat(aa == 0u ? 0x7fc00000u : s | 0x7f800000u);
+  if (aa == 0u) return uintBitsToFloat(s);
+  int ea, eb;
+  uint ma = nx_unpack_f32(aa, ea), mb = nx_unpack_f32(ab, eb);
+  uint q = 0u, r = ma;  // r < 2 mb throughout
+  for (int i = 0; i < 26; ++i) {
+    q <<= 1u;
+    if (r >= mb) { r -= mb; q |= 1u; }
+    r <<= 1u;
+  }
+  // a / b = (q + rest) 2^(ea - eb - 25), q in [2^24, 2^26): 2q + sticky carries 26 or 27 bits.
+  return uintBitsToFloat(s | nx_round_to_f32(uvec2((q << 1u) | (r != 0u ? 1u : 0u), 0u), ea - eb - 26));
+}
+)GLSL";
+
 constexpr const char* kDoubleHelpers = R"GLSL(
 // Round-to-nearest-even of a double into a binary format with `mbits` stored mantissa bits and
 // `ebits` exponent bits; returns the format's bits without sign, or 0xffffffff for NaN.
@@ -217,6 +332,7 @@ std::string preamble(const Capabilities& caps) {
   s += "layout(local_size_x_id = 0) in;\n";
   s += "uint grid_stride() { return gl_NumWorkGroups.x * gl_WorkGroupSize.x; }\n";
   s += kFloatHelpers;
+  s += kF32ExactHelpers;
   if (caps.float64) s += kDoubleHelpers;
   s += convert_helpers(caps);
   return s;

@@ -28,16 +28,24 @@ struct Scan {
   std::string compute_type() const {
     const bool arith = cop == CumulativeOp::cumulative_sum || cop == CumulativeOp::cumulative_product;
     if (arith && type_info(type).is_float() && type != DType::F64) return gen::float_compute_type(caps);
-    // min/max of f16/bf16/f8 compare in f32 (exact), as the elementwise min/max do: in float16_t
-    // NVIDIA's compiler made (b < a ? b : a) a min instruction that ranks -0 below +0 (H200:
-    // cumulative_min f16 gave -0 for min(+0, -0), where Nx keeps the first operand).
+    // min/max of f16/bf16/f8 on their f32 values (exact), by the f32 helpers below.
     if (type_info(type).is_float() && type != DType::F64) return "float";
     return gen::value_type(type);
   }
-  // Declares `<ct> <r>` = f(a, b).
+  // Declares `<ct> <r>` = f(a, b). In f32, by the helpers that keep subnormals and compare -0.0
+  // and +0.0 as equal (codegen's preamble): devices may flush f32 subnormals, and NVIDIA's
+  // compiler made (b < a ? b : a) a min instruction that ranks -0 below +0.
   std::string fun(const std::string& r = "v") const {
     const std::string ct = compute_type() + " " + r;
     const bool flt = type_info(type).is_float();
+    if (compute_type() == "float" && flt) {
+      switch (cop) {
+        case CumulativeOp::cumulative_sum: return ct + " = nx_add_f32(a, b);";
+        case CumulativeOp::cumulative_product: return ct + " = nx_mul_f32(a, b);";
+        case CumulativeOp::cumulative_max: return ct + " = nx_max_f32(a, b);";
+        case CumulativeOp::cumulative_min: return ct + " = nx_min_f32(a, b);";
+      }
+    }
     switch (cop) {
       case CumulativeOp::cumulative_sum: return "precise " + ct + " = a + b;";
       case CumulativeOp::cumulative_product: return "precise " + ct + " = a * b;";
@@ -49,15 +57,19 @@ struct Scan {
     }
     return "";
   }
-  std::string load(const std::string& buf, const std::string& idx) const {
-    return compute_type() + "(" + gen::load(type, buf, idx) + ")";
+  std::string load(const std::string& buf, const std::string& idx) const { return widen(gen::load(type, buf, idx)); }
+  // A value held as value_type(type) in the compute type; an f32 one widened exactly (the
+  // driver's conversion may flush a subnormal).
+  std::string widen(const std::string& x) const {
+    if (compute_type() == "double" && gen::value_type(type) == "float") return "nx_f32_to_f64(" + x + ")";
+    return compute_type() + "(" + x + ")";
   }
   // An element the scan passes on unchanged, as a value that stores back to the same bits. Nx
   // reads an f8 byte of exponent 0 as 2^-15 (1 + m/4), which writes back as another byte (0x01
   // reads as 1.25 * 2^-15, written 0x02): copy such bytes by their IEEE value (the f16 of the
   // byte), as Nx's scan copies them by slicing.
   std::string copy(const std::string& buf, const std::string& idx) const {
-    if (type == DType::F8) return compute_type() + "(nx_half_to_float(" + gen::load(DType::U8, buf, idx) + " << 8u))";
+    if (type == DType::F8) return widen("nx_half_to_float(" + gen::load(DType::U8, buf, idx) + " << 8u)");
     return load(buf, idx);
   }
 

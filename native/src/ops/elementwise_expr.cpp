@@ -61,8 +61,8 @@ float nx_trunc_f(float x) {
   if (e < 0) return uintBitsToFloat(b & 0x80000000u);
   return uintBitsToFloat(b & ~((1u << uint(23 - e)) - 1u));
 }
-float nx_floor_f(float x) { float t = nx_trunc_f(x); return x < t ? t - 1.0 : t; }
-float nx_ceil_f(float x) { float t = nx_trunc_f(x); return x > t ? t + 1.0 : t; }
+float nx_floor_f(float x) { float t = nx_trunc_f(x); return nx_lt_f32(x, t) ? t - 1.0 : t; }
+float nx_ceil_f(float x) { float t = nx_trunc_f(x); return nx_lt_f32(t, x) ? t + 1.0 : t; }
 // C's fmodf in integer code: frexp/ldexp on a device that flushes f32 subnormals (lavapipe,
 // NVIDIA) would lose a subnormal divisor and never converge. The result is exact.
 float nx_fmod_bits_f32(float x, float y) {
@@ -189,17 +189,17 @@ bool nx_div_rn_f32(float a, float b, out float q) {
 // a / b on a device without f64: nx_div_rn_f32, else (operands outside its range) the same on
 // the significands, scaled back by 2^(ea - eb) where the quotient is an f32 normal (two exact
 // steps, each a normal power of two); zeros, infinities, NaN, subnormal operands or results
-// take the corrected quotient nx_qdiv_f32.
+// take the integer division nx_div_bits_f32.
 float nx_div_f32(float a, float b) {
   float q;
   if (nx_div_rn_f32(a, b, q)) return q;
   uint ua = floatBitsToUint(a), ub = floatBitsToUint(b);
   int ea = int((ua >> 23) & 0xffu), eb = int((ub >> 23) & 0xffu);
-  if (ea == 0 || ea == 255 || eb == 0 || eb == 255) return nx_qdiv_f32(a, b);
+  if (ea == 0 || ea == 255 || eb == 0 || eb == 255) return nx_div_bits_f32(a, b);
   float ma = uintBitsToFloat((ua & 0x807fffffu) | 0x3f800000u), mb = uintBitsToFloat((ub & 0x807fffffu) | 0x3f800000u);
-  if (!nx_div_rn_f32(ma, mb, q)) return nx_qdiv_f32(a, b);  // not reached: [1, 2) / [1, 2) is in range
+  if (!nx_div_rn_f32(ma, mb, q)) return nx_div_bits_f32(a, b);  // not reached: [1, 2) / [1, 2) is in range
   int k = ea - eb, e = int((floatBitsToUint(q) >> 23) & 0xffu) + k;  // the result's biased exponent
-  if (e < 1 || e > 254) return nx_qdiv_f32(a, b);
+  if (e < 1 || e > 254) return nx_div_bits_f32(a, b);
   int k1 = k / 2, k2 = k - k1;
   precise float r = q * uintBitsToFloat(uint(127 + k1) << 23);
   precise float t = r * uintBitsToFloat(uint(127 + k2) << 23);
@@ -250,10 +250,11 @@ float nx_wide_split(float a, out float lo) {  // Veltkamp
 float nx_wide_mul(float ah, float al, float bh, float bl) {
   precise float p = ah * bh;
   // Far from overflow, and far enough from the subnormal range that no partial product of the
-  // split is subnormal (devices may flush those): else the plain product, within 1 ulp.
+  // split is subnormal (devices may flush those): else the product of the rounded operands,
+  // within 1 ulp (subnormals kept).
   if (isnan(p) || isinf(p) || p == 0.0 || abs(ah) > 1.0e30 || abs(bh) > 1.0e30 || abs(p) > 1.0e30 ||
       abs(p) < 1.0e-22 || abs(ah) < 1.0e-28 || abs(bh) < 1.0e-28)
-    return (ah + al) * (bh + bl);
+    return nx_mul_f32(ah + al, bh + bl);
   float a1, a0, b1, b0; a1 = nx_wide_split(ah, a0); b1 = nx_wide_split(bh, b0);
   precise float e = ((a1 * b1 - p) + a1 * b0 + a0 * b1) + a0 * b0;
   precise float r = p + (e + (ah * bl + al * bh));
@@ -263,7 +264,7 @@ float nx_wide_mul(float ah, float al, float bh, float bl) {
 float nx_wide_div(float ah, float al, float bh, float bl) {
   precise float q = nx_qdiv_f32(ah, bh);
   if (isnan(q) || isinf(q) || q == 0.0 || abs(q) > 1.0e30 || abs(q) < 1.0e-30 || abs(bh) > 1.0e30 || abs(bh) < 1.0e-30)
-    return q;
+    return nx_div_bits_f32(ah + al, bh + bl);  // the rounded operands' quotient (subnormals kept)
   float q1, q0, b1, b0; q1 = nx_wide_split(q, q0); b1 = nx_wide_split(bh, b0);
   precise float p = q * bh;
   precise float e = ((q1 * b1 - p) + q1 * b0 + q0 * b1) + q0 * b0;
@@ -304,7 +305,7 @@ int nx_cmp_$I_$S($X x, $T f) {
   if (fl < $T($LO)) return 1;
   $X xi = $X(fl);
   if (x != xi) return (x < xi) ? -1 : 1;
-  return (f == fl) ? 0 : -1;
+  return $SAME ? 0 : -1;
 }
 )GLSL";
 
@@ -330,6 +331,7 @@ std::string int_float_compare_helpers(const Capabilities& caps) {
                                             {"$X", w.glsl},
                                             {"$HI", std::string(w.hi) + (d ? "lf" : "")},
                                             {"$LO", std::string(w.lo) + (d ? "lf" : "")},
+                                            {"$SAME", d ? "(f == fl)" : "nx_eq_f32(f, fl)"},
                                             {"$T", d ? "double" : "float"},
                                             {"$S", d ? "f64" : "f32"},
                                             {"$F", d ? "d" : "f"}});
@@ -338,10 +340,16 @@ std::string int_float_compare_helpers(const Capabilities& caps) {
   return out;
 }
 
-// x OP y for the float ops that are plain arithmetic or a choice (empty for the others).
-// NaN wins max/min; on equal values the first operand (Erlang's max/min keep it: max(-0.0, 0.0)
-// is -0.0).
-std::string float_arith(BinaryOp op, const std::string& x, const std::string& y) {
+// x OP y for the float ops that are plain arithmetic or a choice (empty for the others), in the
+// float type `ft`. NaN wins max/min; on equal values the first operand (Erlang's max/min keep
+// it: max(-0.0, 0.0) is -0.0). In f32, the subnormal-safe helpers (codegen's preamble).
+std::string float_arith(BinaryOp op, const std::string& ft, const std::string& x, const std::string& y) {
+  if (ft == "float") {
+    const char* f = op == BinaryOp::add ? "nx_add_f32" : op == BinaryOp::subtract ? "nx_sub_f32"
+                    : op == BinaryOp::multiply ? "nx_mul_f32" : op == BinaryOp::max ? "nx_max_f32"
+                    : op == BinaryOp::min ? "nx_min_f32" : nullptr;
+    return f ? std::string(f) + "(" + x + ", " + y + ")" : "";
+  }
   switch (op) {
     case BinaryOp::add: return x + " + " + y;
     case BinaryOp::subtract: return x + " - " + y;
@@ -390,6 +398,7 @@ std::string to_compute(const Capabilities& caps, DType t, const std::string& x) 
 }
 
 std::string nonzero(DType t, const std::string& x) {
+  if (is_float(t) && gen::value_type(t) == "float") return "nx_nonzero_f32(" + x + ")";
   if (is_float(t)) return "!(" + x + " == " + gen::value_type(t) + "(0))";
   return "(" + x + " != " + gen::value_type(t) + "(0))";
 }
@@ -415,13 +424,18 @@ std::string compare(const Capabilities& caps, BinaryOp op, DType ta, const std::
   }
   if (is_float(ta) || is_float(tb)) {
     const std::string fa = to_compute(caps, ta, a), fb = to_compute(caps, tb, b);
+    // In f32 (no f64) by the subnormal-safe helpers (codegen's preamble); doubles compare exactly.
+    const bool f32 = !caps.float64;
+    auto rel = [&](const char* helper, const char* op_symbol, const std::string& x, const std::string& y) {
+      return f32 ? std::string(helper) + "(" + x + ", " + y + ")" : "(" + x + " " + op_symbol + " " + y + ")";
+    };
     switch (op) {
-      case BinaryOp::equal: return "(" + fa + " == " + fb + ")";
-      case BinaryOp::not_equal: return "!(" + fa + " == " + fb + ")";
-      case BinaryOp::greater: return "(" + fa + " > " + fb + ")";
-      case BinaryOp::less: return "(" + fa + " < " + fb + ")";
-      case BinaryOp::greater_equal: return "(" + fa + " >= " + fb + ")";
-      case BinaryOp::less_equal: return "(" + fa + " <= " + fb + ")";
+      case BinaryOp::equal: return rel("nx_eq_f32", "==", fa, fb);
+      case BinaryOp::not_equal: return "!" + rel("nx_eq_f32", "==", fa, fb);
+      case BinaryOp::greater: return rel("nx_lt_f32", "<", fb, fa);
+      case BinaryOp::less: return rel("nx_lt_f32", "<", fa, fb);
+      case BinaryOp::greater_equal: return rel("nx_le_f32", "<=", fb, fa);
+      case BinaryOp::less_equal: return rel("nx_le_f32", "<=", fa, fb);
       default: break;
     }
   } else {
@@ -466,17 +480,12 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
     body.functions = kDivideF32;
     return body;
   }
-  if (caps.float64 && out == DType::F32 && f32_exact(ta) && f32_exact(tb) && !float_arith(op, "", "").empty()) {
+  if (caps.float64 && out == DType::F32 && f32_exact(ta) && f32_exact(tb) && !float_arith(op, "float", "", "").empty()) {
     // Both operands are exact f32 values: f32 add/sub/mul are correctly rounded (Vulkan), and
-    // rounding through f64 first would give the same bits (53 >= 2*24 + 2), so compute in f32.
-    // Devices may flush f32 subnormals: a zero or subnormal operand or result goes through f64.
+    // rounding through f64 first would give the same bits (53 >= 2*24 + 2), so compute in f32,
+    // by the helpers that keep subnormals.
     const std::string fa = to_f32(caps, ta, "a"), fb = to_f32(caps, tb, "b");
-    return {"float fa = " + fa + "; float fb = " + fb + ";\n      precise float v = " + float_arith(op, "fa", "fb") + ";\n      " +
-                "if ((floatBitsToUint(fa) & 0x7f800000u) == 0u || (floatBitsToUint(fb) & 0x7f800000u) == 0u || "
-                "(floatBitsToUint(v) & 0x7f800000u) == 0u) {\n"
-                "        double da = nx_f32_to_f64(fa); double db = nx_f32_to_f64(fb);\n"
-                "        precise double dv = " + float_arith(op, "da", "db") + ";\n        v = nx_double_to_float(dv);\n      }",
-            "float"};
+    return {"float fa = " + fa + "; float fb = " + fb + "; float v = " + float_arith(op, "float", "fa", "fb") + ";", "float"};
   }
   if (is_float(out) && wide_arith) {
     // f32 compute with an integer operand beyond 2^24: hi + lo operands (kWideIntHelpers).
@@ -500,16 +509,19 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
   }
   if (is_float(out)) {
     const std::string pre = ft + " fa = " + to_compute(caps, ta, "a") + "; " + ft + " fb = " + to_compute(caps, tb, "b") + ";\n      ";
-    std::string e = float_arith(op, "fa", "fb");
+    std::string e = float_arith(op, ft, "fa", "fb");
     switch (op) {
       case BinaryOp::add: case BinaryOp::subtract: case BinaryOp::multiply: case BinaryOp::max: case BinaryOp::min: break;
-      case BinaryOp::divide: e = "nx_qdiv_" + sfx + "(fa, fb)"; break;
+      // Without f64: correctly rounded in f32, so also right for f16 and bf16 outputs (24 >= 2*11 + 2).
+      case BinaryOp::divide: e = caps.float64 ? "nx_qdiv_f64(fa, fb)" : "nx_div_f32(fa, fb)"; break;
       case BinaryOp::remainder: e = (sfx == "f32" ? "nx_fmod_bits_f32" : "nx_fmod_" + sfx) + "(fa, fb)"; break;
       case BinaryOp::pow: e = caps.float64 ? "nx_pow(fa, fb)" : "nx_pow_f32(fa, fb)"; break;
       case BinaryOp::atan2: e = caps.float64 ? "nx_atan2(fa, fb)" : "nx_atan2_f32(fa, fb)"; break;
       default: bad(name, std::string("integer-only op given float output type ") + type_name(out));
     }
-    return {pre + "precise " + ft + " v = " + e + ";", ft, op == BinaryOp::pow || op == BinaryOp::atan2};
+    Body body{pre + "precise " + ft + " v = " + e + ";", ft, op == BinaryOp::pow || op == BinaryOp::atan2};
+    if (op == BinaryOp::divide && !caps.float64) body.functions = kDivideF32;
+    return body;
   }
   if (any_float)
     bad(name, std::string("output type ") + type_name(out) + " is an integer type but an operand is a float (" +
@@ -633,6 +645,14 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
     bad(name, std::string("the output type must be the input type ") + type_name(t) + ", got " + type_name(out));
   const std::string z = ht + "(0)";
   const std::string fs = t == DType::F64 ? "d" : "f";
+  if (ht == "float") {  // f32, f16, bf16: sign and order in integer code (subnormals kept)
+    switch (op) {
+      case UnaryOp::negate: return {"float v = nx_neg_f32(a);", ht};
+      case UnaryOp::abs: return {"float v = nx_lt_f32(a, 0.0) ? nx_neg_f32(a) : a;", ht};
+      case UnaryOp::sign: return {"float v = nx_lt_f32(0.0, a) ? 1.0 : (nx_lt_f32(a, 0.0) ? -1.0 : a);", ht};
+      default: break;
+    }
+  }
   switch (op) {
     case UnaryOp::negate: return {ht + " v = -a;", ht};
     case UnaryOp::abs: return {ht + " v = (a < " + z + ") ? -a : a;", ht};

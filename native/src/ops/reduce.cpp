@@ -83,6 +83,15 @@ StateSpec make_spec(Kind kind, DType in, DType out, const Capabilities& caps, bo
   s.tie_high = tie_high;
   const TypeInfo& ti = type_info(in);
   const std::string vt = gen::value_type(in);
+  // Floats held as f32 compare by the subnormal-safe helpers (codegen's preamble): devices may
+  // flush subnormals in float comparisons, and rank -0.0 below +0.0 in a min/max instruction.
+  const bool f32v = ti.is_float() && vt == "float";
+  auto greater = [&](const std::string& x, const std::string& y) {
+    return f32v ? "nx_lt_f32(" + y + ", " + x + ")" : x + " > " + y;
+  };
+  auto less = [&](const std::string& x, const std::string& y) {
+    return f32v ? "nx_lt_f32(" + x + ", " + y + ")" : x + " < " + y;
+  };
   std::string identity, combine, from;
   switch (kind) {
     case Kind::Sum:
@@ -91,8 +100,12 @@ StateSpec make_spec(Kind kind, DType in, DType out, const Capabilities& caps, bo
       if (type_info(out).is_float()) s.acc = out == DType::F64 ? "double" : gen::float_compute_type(caps);
       else s.acc = gen::value_type(out);
       identity = "s.v = " + s.acc + (sum ? "(0)" : "(1)") + ";";
-      combine = std::string("precise ") + s.acc + " r = a.v " + (sum ? "+" : "*") + " b.v; a.v = r; return a;";
-      from = "s.v = " + s.acc + "(x);";
+      if (s.acc == "float")  // without f64: f32 arithmetic that keeps subnormals
+        combine = std::string("a.v = ") + (sum ? "nx_add_f32" : "nx_mul_f32") + "(a.v, b.v); return a;";
+      else
+        combine = std::string("precise ") + s.acc + " r = a.v " + (sum ? "+" : "*") + " b.v; a.v = r; return a;";
+      // An f32 value widened exactly (the driver's conversion may flush a subnormal).
+      from = "s.v = " + (s.acc == "double" && f32v ? std::string("nx_f32_to_f64(x)") : s.acc + "(x)") + ";";
       s.final_expr = "s.v";
       s.final_type = s.acc;
       break;
@@ -104,9 +117,9 @@ StateSpec make_spec(Kind kind, DType in, DType out, const Capabilities& caps, bo
       identity = "s.v = " + lowest(in, !mx) + ";";
       if (ti.is_float()) {
         s.has_idx = true;
-        combine = std::string("if (isnan(a.v)) return a; if (isnan(b.v)) return b;\n") + "  if (b.v " +
-                  (mx ? ">" : "<") + " a.v) return b; if (a.v " + (mx ? ">" : "<") +
-                  " b.v) return a;\n  return b.i < a.i ? b : a;";
+        combine = "if (isnan(a.v)) return a; if (isnan(b.v)) return b;\n  if (" +
+                  (mx ? greater("b.v", "a.v") : less("b.v", "a.v")) + ") return b; if (" +
+                  (mx ? greater("a.v", "b.v") : less("a.v", "b.v")) + ") return a;\n  return b.i < a.i ? b : a;";
       } else {
         combine = std::string("a.v = ") + (mx ? "max" : "min") + "(a.v, b.v); return a;";
       }
@@ -120,7 +133,7 @@ StateSpec make_spec(Kind kind, DType in, DType out, const Capabilities& caps, bo
       s.acc = "uint";
       identity = std::string("s.v = ") + (kind == Kind::All ? "1u;" : "0u;");
       combine = std::string("a.v = a.v ") + (kind == Kind::All ? "&" : "|") + " b.v; return a;";
-      from = "s.v = (x != " + vt + "(0)) ? 1u : 0u;";
+      from = "s.v = " + (f32v ? std::string("nx_nonzero_f32(x)") : "(x != " + vt + "(0))") + " ? 1u : 0u;";
       s.final_expr = "s.v";
       s.final_type = "uint";
       break;
@@ -135,8 +148,8 @@ StateSpec make_spec(Kind kind, DType in, DType out, const Capabilities& caps, bo
       if (ti.is_float())
         combine += "  bool an = isnan(a.v), bn = isnan(b.v);\n"
                    "  if (an || bn) { if (an && bn) return a.i > b.i ? a : b; return an ? a : b; }\n";
-      combine += std::string("  if (b.v ") + (mx ? ">" : "<") + " a.v) return b; if (a.v " + (mx ? ">" : "<") +
-                 " b.v) return a;\n";
+      combine += "  if (" + (mx ? greater("b.v", "a.v") : less("b.v", "a.v")) + ") return b; if (" +
+                 (mx ? greater("a.v", "b.v") : less("a.v", "b.v")) + ") return a;\n";
       combine += tie_high ? "  return b.i > a.i ? b : a;" : "  return b.i < a.i ? b : a;";
       from = "s.v = x;";
       s.final_type = gen::value_type(out);
