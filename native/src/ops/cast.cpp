@@ -115,20 +115,19 @@ uvec2 nx_f64_to_int_bits(double d, uvec2 maxv, uvec2 minv) {
   }
   return nx_f64_trunc_bits(d);
 }
-// f32 (or a narrower float held in one) to double, exactly, in integer code (no denormal flush).
+// f32 (or a narrower float held in one) to double, exactly: a normal by the driver's conversion
+// (exact), the rest in integer code (a driver may flush a subnormal; NaN bits kept).
 double nx_f32_to_f64(float f) {
   uint b = floatBitsToUint(f);
-  uint sign = b & 0x80000000u;
   uint e = (b >> 23) & 0xffu;
+  if (e - 1u < 0xfeu) return double(f);
+  uint sign = b & 0x80000000u;
   uint m = b & 0x7fffffu;
   if (e == 0xffu) return packDouble2x32(uvec2(m << 29, sign | 0x7ff00000u | (m >> 3)));
-  if (e == 0u) {
-    if (m == 0u) return packDouble2x32(uvec2(0u, sign));
-    int sh = 23 - findMSB(m);  // normalise the subnormal
-    m = (m << uint(sh)) & 0x7fffffu;
-    e = uint(1 - sh);
-    return packDouble2x32(uvec2(m << 29, sign | ((e + 896u) << 20) | (m >> 3)));
-  }
+  if (m == 0u) return packDouble2x32(uvec2(0u, sign));
+  int sh = 23 - findMSB(m);  // normalise the subnormal
+  m = (m << uint(sh)) & 0x7fffffu;
+  e = uint(1 - sh);
   return packDouble2x32(uvec2(m << 29, sign | ((e + 896u) << 20) | (m >> 3)));
 }
 double nx_int_to_f64(uvec2 v, bool neg) {

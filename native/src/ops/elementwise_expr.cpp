@@ -66,9 +66,9 @@ float nx_ceil_f(float x) { float t = nx_trunc_f(x); return nx_lt_f32(t, x) ? t +
 // C's fmodf in integer code: frexp/ldexp on a device that flushes f32 subnormals (lavapipe,
 // NVIDIA) would lose a subnormal divisor and never converge. The result is exact.
 float nx_fmod_bits_f32(float x, float y) {
-  if (isnan(x) || isnan(y) || isinf(x) || y == 0.0) return uintBitsToFloat(0x7fc00000u);
   uint sx = floatBitsToUint(x) & 0x80000000u;
   uint ux = floatBitsToUint(x) & 0x7fffffffu, uy = floatBitsToUint(y) & 0x7fffffffu;
+  if (ux >= 0x7f800000u || uy > 0x7f800000u || uy == 0u) return uintBitsToFloat(0x7fc00000u);  // NaN, inf x, y = 0
   if (uy == 0x7f800000u || ux < uy) return x;
   if (ux == uy) return uintBitsToFloat(sx);
   int ex = int(ux >> 23), ey = int(uy >> 23);
