@@ -12,6 +12,8 @@ log "nxvk info"
 "$NXVK" info
 log "nxvk selftest"
 "$NXVK" selftest
+log "nxvk unary sigmoid 1.0 2.0 3.0 4.0 (README's sigmoid example, through the C++ op library)"
+"$NXVK" unary sigmoid 1.0 2.0 3.0 4.0
 
 # The Elixir examples (README's sigmoid, an MLP training step), when Elixir >= 1.17 and Nx
 # sources are present; test.sh's find_elixir/find_nx_sources decide, as for the suite.
