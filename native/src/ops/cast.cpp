@@ -130,6 +130,13 @@ double nx_f32_to_f64(float f) {
   e = uint(1 - sh);
   return packDouble2x32(uvec2(m << 29, sign | ((e + 896u) << 20) | (m >> 3)));
 }
+// The same value without a branch (NaN payloads aside), for the reductions' inner loops, where a
+// branch per element keeps the compiler from batching loads: a subnormal is m 2^-149 in double.
+double nx_f32_to_f64_value(float f) {
+  uint b = floatBitsToUint(f);
+  double sub = double(b & 0x7fffffu) * 1.4012984643248171e-45lf;
+  return (b & 0x7f800000u) == 0u ? ((b >> 31) != 0u ? -sub : sub) : double(f);
+}
 double nx_int_to_f64(uvec2 v, bool neg) {
   uvec3 k = nx_round_int(v, 53u);
   double d = (double(k.y) * 4294967296.0lf + double(k.x)) * packDouble2x32(uvec2(0u, (1023u + k.z) << 20));

@@ -105,7 +105,7 @@ StateSpec make_spec(Kind kind, DType in, DType out, const Capabilities& caps, bo
       else
         combine = std::string("precise ") + s.acc + " r = a.v " + (sum ? "+" : "*") + " b.v; a.v = r; return a;";
       // An f32 value widened exactly (the driver's conversion may flush a subnormal).
-      from = "s.v = " + (s.acc == "double" && f32v ? std::string("nx_f32_to_f64(x)") : s.acc + "(x)") + ";";
+      from = "s.v = " + (s.acc == "double" && f32v ? std::string("nx_f32_to_f64_value(x)") : s.acc + "(x)") + ";";
       s.final_expr = "s.v";
       s.final_type = s.acc;
       break;
