@@ -79,11 +79,13 @@ TEST_F(Subnormal, SelectAndClip) {
     const Shape s{1000};
     const ref::Bytes pred = tiny(rng(), 1000), x = tiny(rng(), 1000), y = tiny(rng(), 1000);
     auto up = [&](const ref::Bytes& v) { return upload(*d, DType::F32, s, v); };
+    poison_next(*d, x.size());
     auto got = to_binary(select(up(pred), up(x), up(y), DType::F32, s));
     auto want = ref::select(DType::F32, pred, s, DType::F32, x, s, DType::F32, y, s, DType::F32, s);
     EXPECT_EQ(compare_bytes(DType::F32, got, want), "") << "select" << where(*d);
     for (int k = 0; k < 16; ++k) {  // scalar bounds, as Nx passes them
       const ref::Bytes lo = tiny(rng(), 1), hi = tiny(rng(), 1);
+      poison_next(*d, x.size());
       got = to_binary(clip(up(x), upload(*d, DType::F32, {}, lo), upload(*d, DType::F32, {}, hi), DType::F32));
       want = ref::clip(DType::F32, x, DType::F32, lo, DType::F32, hi, DType::F32);
       EXPECT_EQ(compare_bytes(DType::F32, got, want), "") << "clip" << where(*d);

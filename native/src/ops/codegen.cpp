@@ -338,6 +338,13 @@ std::string preamble(const Capabilities& caps) {
   return s;
 }
 
+std::string nonzero(DType t, const std::string& x) {
+  const std::string vt = value_type(t);
+  if (type_info(t).is_float() && vt == "float") return "nx_nonzero_f32(" + x + ")";
+  if (type_info(t).is_float()) return "!(" + x + " == " + vt + "(0))";
+  return "(" + x + " != " + vt + "(0))";
+}
+
 std::string buffer(uint32_t binding, const std::string& name, DType type, bool read_only) {
   const TypeInfo& t = type_info(type);
   // Packed and 32-bit types are uint words; 64-bit integers uint64_t (signed ones converted on

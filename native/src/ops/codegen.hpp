@@ -49,6 +49,10 @@ std::string params_buffer(uint32_t binding);
 // variable) of buffer `name` as value_type(type).
 std::string load(DType type, const std::string& name, const std::string& index);
 
+// GLSL bool: x (held as value_type(t)) is nonzero (NaN is nonzero, -0.0 is zero); an f32 value
+// tested by its bits (a device may flush a subnormal to zero in a comparison).
+std::string nonzero(DType t, const std::string& x);
+
 // Expression converting `expr`, held as value_type(from) (or as `double`/`float` when `from` is a
 // float computed in float_compute_type), to value_type(to) by Nx's as_type rules, for
 // store_value to write. (An f8 result is held as its f16 value, from which Nx writes f8: see

@@ -317,7 +317,7 @@ Tensor select(const Tensor& pred, const Tensor& on_true, const Tensor& on_false,
     fail(ErrorKind::InvalidArgument, std::string("select: integer output type ") + type_name(out_type) +
                                          " for float branches");
   const std::string vt = gen::value_type(out_type);
-  const elementwise::Body body{vt + " v = " + elementwise::nonzero(pred.type, "a") + " ? " +
+  const elementwise::Body body{vt + " v = " + gen::nonzero(pred.type, "a") + " ? " +
                                    gen::convert(caps, on_true.type, out_type, "b") + " : " +
                                    gen::convert(caps, on_false.type, out_type, "c") + ";",
                                vt};

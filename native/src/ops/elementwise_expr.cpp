@@ -397,12 +397,6 @@ std::string to_compute(const Capabilities& caps, DType t, const std::string& x) 
   return gen::convert(caps, t, float_compute_dtype(caps), x);
 }
 
-std::string nonzero(DType t, const std::string& x) {
-  if (is_float(t) && gen::value_type(t) == "float") return "nx_nonzero_f32(" + x + ")";
-  if (is_float(t)) return "!(" + x + " == " + gen::value_type(t) + "(0))";
-  return "(" + x + " != " + gen::value_type(t) + "(0))";
-}
-
 std::string compare(const Capabilities& caps, BinaryOp op, DType ta, const std::string& a, DType tb,
                     const std::string& b) {
   if (wide_int(caps, ta) != wide_int(caps, tb) && (is_float(ta) || is_float(tb))) {
@@ -461,9 +455,9 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
     case BinaryOp::equal: case BinaryOp::not_equal: case BinaryOp::greater: case BinaryOp::less:
     case BinaryOp::greater_equal: case BinaryOp::less_equal:
       return {"uint v = " + compare(caps, op, ta, "a", tb, "b") + " ? 1u : 0u;", "uint"};
-    case BinaryOp::logical_and: return {"uint v = (" + nonzero(ta, "a") + " && " + nonzero(tb, "b") + ") ? 1u : 0u;", "uint"};
-    case BinaryOp::logical_or: return {"uint v = (" + nonzero(ta, "a") + " || " + nonzero(tb, "b") + ") ? 1u : 0u;", "uint"};
-    case BinaryOp::logical_xor: return {"uint v = (" + nonzero(ta, "a") + " != " + nonzero(tb, "b") + ") ? 1u : 0u;", "uint"};
+    case BinaryOp::logical_and: return {"uint v = (" + gen::nonzero(ta, "a") + " && " + gen::nonzero(tb, "b") + ") ? 1u : 0u;", "uint"};
+    case BinaryOp::logical_or: return {"uint v = (" + gen::nonzero(ta, "a") + " || " + gen::nonzero(tb, "b") + ") ? 1u : 0u;", "uint"};
+    case BinaryOp::logical_xor: return {"uint v = (" + gen::nonzero(ta, "a") + " != " + gen::nonzero(tb, "b") + ") ? 1u : 0u;", "uint"};
     default: break;
   }
   const bool wide_arith = !caps.float64 && (wide_int(caps, ta) || wide_int(caps, tb)) &&

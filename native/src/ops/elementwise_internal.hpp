@@ -38,8 +38,6 @@ std::string to_compute(const Capabilities& caps, DType t, const std::string& x);
 // (true for not_equal). `op` is one of equal not_equal greater less greater_equal less_equal.
 std::string compare(const Capabilities& caps, BinaryOp op, DType ta, const std::string& a, DType tb,
                     const std::string& b);
-// GLSL bool: x (type t) is nonzero (NaN is nonzero, -0.0 is zero).
-std::string nonzero(DType t, const std::string& x);
 
 // GLSL statements declaring `v` (held as the returned type) from a and b.
 struct Body {

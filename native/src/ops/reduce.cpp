@@ -86,11 +86,10 @@ StateSpec make_spec(Kind kind, DType in, DType out, const Capabilities& caps, bo
   // Floats held as f32 compare by the subnormal-safe helpers (codegen's preamble): devices may
   // flush subnormals in float comparisons, and rank -0.0 below +0.0 in a min/max instruction.
   const bool f32v = ti.is_float() && vt == "float";
-  auto greater = [&](const std::string& x, const std::string& y) {
-    return f32v ? "nx_lt_f32(" + y + ", " + x + ")" : x + " > " + y;
-  };
-  auto less = [&](const std::string& x, const std::string& y) {
-    return f32v ? "nx_lt_f32(" + x + ", " + y + ")" : x + " < " + y;
+  // x ranks above y for max (mx) or min (below), NaN aside.
+  auto beats = [&](bool mx, const std::string& x, const std::string& y) {
+    const std::string& lo = mx ? y : x, & hi = mx ? x : y;
+    return f32v ? "nx_lt_f32(" + lo + ", " + hi + ")" : lo + " < " + hi;
   };
   std::string identity, combine, from;
   switch (kind) {
@@ -117,9 +116,8 @@ StateSpec make_spec(Kind kind, DType in, DType out, const Capabilities& caps, bo
       identity = "s.v = " + lowest(in, !mx) + ";";
       if (ti.is_float()) {
         s.has_idx = true;
-        combine = "if (isnan(a.v)) return a; if (isnan(b.v)) return b;\n  if (" +
-                  (mx ? greater("b.v", "a.v") : less("b.v", "a.v")) + ") return b; if (" +
-                  (mx ? greater("a.v", "b.v") : less("a.v", "b.v")) + ") return a;\n  return b.i < a.i ? b : a;";
+        combine = "if (isnan(a.v)) return a; if (isnan(b.v)) return b;\n  if (" + beats(mx, "b.v", "a.v") +
+                  ") return b; if (" + beats(mx, "a.v", "b.v") + ") return a;\n  return b.i < a.i ? b : a;";
       } else {
         combine = std::string("a.v = ") + (mx ? "max" : "min") + "(a.v, b.v); return a;";
       }
@@ -133,7 +131,7 @@ StateSpec make_spec(Kind kind, DType in, DType out, const Capabilities& caps, bo
       s.acc = "uint";
       identity = std::string("s.v = ") + (kind == Kind::All ? "1u;" : "0u;");
       combine = std::string("a.v = a.v ") + (kind == Kind::All ? "&" : "|") + " b.v; return a;";
-      from = "s.v = " + (f32v ? std::string("nx_nonzero_f32(x)") : "(x != " + vt + "(0))") + " ? 1u : 0u;";
+      from = "s.v = " + gen::nonzero(in, "x") + " ? 1u : 0u;";
       s.final_expr = "s.v";
       s.final_type = "uint";
       break;
@@ -148,8 +146,7 @@ StateSpec make_spec(Kind kind, DType in, DType out, const Capabilities& caps, bo
       if (ti.is_float())
         combine += "  bool an = isnan(a.v), bn = isnan(b.v);\n"
                    "  if (an || bn) { if (an && bn) return a.i > b.i ? a : b; return an ? a : b; }\n";
-      combine += "  if (" + (mx ? greater("b.v", "a.v") : less("b.v", "a.v")) + ") return b; if (" +
-                 (mx ? greater("a.v", "b.v") : less("a.v", "b.v")) + ") return a;\n";
+      combine += "  if (" + beats(mx, "b.v", "a.v") + ") return b; if (" + beats(mx, "a.v", "b.v") + ") return a;\n";
       combine += tie_high ? "  return b.i > a.i ? b : a;" : "  return b.i < a.i ? b : a;";
       from = "s.v = x;";
       s.final_type = gen::value_type(out);
