@@ -214,9 +214,10 @@ std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vec
 Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, DType out_type, const Shape& out_shape,
            const elementwise::Body& body, bool math) {
   Device& device = inputs[0]->device();
-  const Capabilities& caps = device.caps();
-  for (const Tensor* t : inputs) require_type(caps, t->type, label);
-  require_type(caps, out_type, label);
+  for (const Tensor* t : inputs) require_type(device.caps(), t->type, label);
+  require_type(device.caps(), out_type, label);
+  Capabilities caps = device.caps();  // the kernel's
+  if (body.without_f64) caps.float64 = false;
   const int64_t n64 = shape_size(out_shape);
   gen::check_index_range(label, n64);
   Tensor out = empty_tensor(device, out_type, out_shape, label);

@@ -595,6 +595,17 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
   const std::string ht = gen::value_type(t);
   if (is_float_op(op)) {
     if (!is_float(out)) bad(name, std::string("the output type must be a float type, got ") + type_name(out));
+    if (t == DType::F32 && out == DType::F32 && gen::use_math_ff_f32(caps, name) && gen::math_ff_f32_settles_all(name)) {
+      // Settled everywhere in f32 arithmetic: no fallback, and no f64 in the kernel.
+      Capabilities f32_caps = caps;
+      f32_caps.float64 = false;
+      Body body{"float v; nx_" + name + "_ff_f32(a, v);", "float"};
+      body.functions = gen::math_ff_f32_glsl(kUnaryTableBinding, f32_caps);
+      body.setup = gen::math_ff_f32_setup(name);
+      body.table = gen::math_ff_f32_table(name);
+      body.without_f64 = true;
+      return body;
+    }
     if (t == DType::F32 && out == DType::F32 && gen::use_math_ff_f32(caps, name)) {
       // The fast path in f32 arithmetic, correctly rounded where it settles (nearly every input);
       // the rest by the accurate f64 function where the device has f64, else the f32 library's.

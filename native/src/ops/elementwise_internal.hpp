@@ -53,6 +53,9 @@ struct Body {
   // the words bound after the kernel's other buffers, as buffer nx_ff_table, for them to read.
   std::string setup;
   std::span<const uint32_t> table;
+  // Generated as for a device without f64 (the statements use none): on NVIDIA's driver a kernel
+  // that merely declares the Float64 capability runs slower (docs/BENCHMARKS.md).
+  bool without_f64 = false;
 };
 // The binding of Body::table in a unary kernel: after a, dst and the params block.
 constexpr uint32_t kUnaryTableBinding = 3;

@@ -57,7 +57,14 @@ bool has_math_ff_f32(const std::string& name) { return ff_f32_function(name) != 
 
 bool use_math_ff_f32(const Capabilities& caps, const std::string& name) {
   const FfF32Function* f = ff_f32_function(name);
-  return f && (caps.float64 ? f->with_f64 : f->without_f64);
+  if (!f) return false;
+  if (!caps.float64) return f->without_f64;
+  return f->with_f64 && (caps.fused_fma_f32 || !f->with_f64_needs_fused_fma);
+}
+
+bool math_ff_f32_settles_all(const std::string& name) {
+  const FfF32Function* f = ff_f32_function(name);
+  return f && f->settles_all;
 }
 
 std::string math_ff_f32_glsl(uint32_t table_binding, const Capabilities& caps) {
