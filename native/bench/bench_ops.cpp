@@ -120,6 +120,10 @@ int main(int argc, char** argv) {
     run("log1p f32 (0, 4]", 2 * b4, [&] { (void)unary(UnaryOp::log1p, pos, DType::F32); });
     run("sqrt f32 (0, 4]", 2 * b4, [&] { (void)unary(UnaryOp::sqrt, pos, DType::F32); });
     run("sin f32", 2 * b4, [&] { (void)unary(UnaryOp::sin, a, DType::F32); });
+    run("cos f32", 2 * b4, [&] { (void)unary(UnaryOp::cos, a, DType::F32); });
+    run("tan f32", 2 * b4, [&] { (void)unary(UnaryOp::tan, a, DType::F32); });
+    run("sinh f32", 2 * b4, [&] { (void)unary(UnaryOp::sinh, a, DType::F32); });
+    run("cosh f32", 2 * b4, [&] { (void)unary(UnaryOp::cosh, a, DType::F32); });
     run("erf f32", 2 * b4, [&] { (void)unary(UnaryOp::erf, a, DType::F32); });
     run("add f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::add, a, b, DType::F32, a.shape); });
     run("multiply f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::multiply, a, b, DType::F32, a.shape); });
