@@ -7,7 +7,8 @@
 //                                tensors on f64 devices (rounded once by nx_double_to_float)
 //   float  nx_NAME_f32(float x)  f32-only path for devices without f64
 // and, in math_fast_f32_glsl() (after the library; only where caps.float64),
-//   bool   nx_NAME_fast_f32(double x, out float r)  for NAME in {expm1 log log1p sqrt tanh}:
+//   bool   nx_NAME_fast_f32(double x, out float r)  for NAME in {expm1 log log1p sqrt tanh sinh
+//                                cosh sin cos tan}:
 //                                r = the f32 result of nx_NAME where the fast path settles it,
 //                                else false
 //   float  nx_NAME_to_f32(double x)  the same, with nx_NAME as the fallback

@@ -91,7 +91,7 @@ StateSpec make_spec(Kind kind, DType in, DType out, const Capabilities& caps, bo
     const std::string& lo = mx ? y : x, & hi = mx ? x : y;
     return f32v ? "nx_lt_f32(" + lo + ", " + hi + ")" : lo + " < " + hi;
   };
-  std::string identity, combine, from;
+  std::string identity, combine, from, from_exact;
   switch (kind) {
     case Kind::Sum:
     case Kind::Product: {
@@ -103,8 +103,16 @@ StateSpec make_spec(Kind kind, DType in, DType out, const Capabilities& caps, bo
         combine = std::string("a.v = ") + (sum ? "nx_add_f32" : "nx_mul_f32") + "(a.v, b.v); return a;";
       else
         combine = std::string("precise ") + s.acc + " r = a.v " + (sum ? "+" : "*") + " b.v; a.v = r; return a;";
-      // An f32 value widened exactly (the driver's conversion may flush a subnormal).
-      from = "s.v = " + (s.acc == "double" && f32v ? std::string("nx_f32_to_f64_value(x)") : s.acc + "(x)") + ";";
+      from = "s.v = " + s.acc + "(x);";
+      // f32 into a double: the driver's conversion (one instruction; exact but for subnormals,
+      // which NVIDIA's flushes), noting any nonzero subnormal read (the minimum of 2|x|bits - 1:
+      // below 2^24 - 2 exactly for those), so that a lane that read one redoes its elements with
+      // the exact widening (read_in_exact). The exact widening on every element made the H200's
+      // sums compute-bound (their kernel's binary 2.5 times the size): 39-48% of copy, not 72-97%.
+      if (s.acc == "double" && f32v) {
+        from = "s.v = double(x); nx_small = min(nx_small, (floatBitsToUint(x) << 1) - 1u);";
+        from_exact = "s.v = nx_f32_to_f64_value(x);";
+      }
       s.final_expr = "s.v";
       s.final_type = s.acc;
       break;
@@ -158,7 +166,11 @@ StateSpec make_spec(Kind kind, DType in, DType out, const Capabilities& caps, bo
   s.glsl = "struct S { " + s.acc + " v; uint i; };\n"
            "S identity() { S s; " + identity + " s.i = 0xffffffffu; return s; }\n"
            "S combine(S a, S b) {\n  " + combine + "\n}\n"
-           "S from_value(" + vt + " x, uint idx) { S s; " + from + " s.i = idx; return s; }\n";
+           "uint nx_small = 0xffffffffu;\n"
+           "bool nx_redo() { bool r = nx_small < 0x00fffffeu; nx_small = 0xffffffffu; return r; }\n"
+           "S from_value(" + vt + " x, uint idx) { S s; " + from + " s.i = idx; return s; }\n"
+           "S from_value_exact(" + vt + " x, uint idx) { S s; " + (from_exact.empty() ? from : from_exact) +
+           " s.i = idx; return s; }\n";
   return s;
 }
 
@@ -176,14 +188,16 @@ std::string io_glsl(const StateSpec& s, const PassInput& in, bool final_direct) 
   if (final_direct) g += gen::buffer(2, "dst", s.out, false);
   else g += gen::buffer(2, "dst", s.acc_store, false);
   g += gen::buffer(3, "dsti", DType::U32, false);
-  g += "S read_in(uint e, uint idx) {\n";
-  if (in.partial) {
-    g += "  S s; s.v = " + gen::load(s.acc_store, "src", "e") + "; s.i = " + (s.has_idx ? "srci.w[e]" : "idx") +
-         "; return s;\n";
-  } else {
-    g += "  return from_value(" + gen::load(s.in, "src", "e") + ", idx);\n";
+  for (const char* exact : {"", "_exact"}) {
+    g += std::string("S read_in") + exact + "(uint e, uint idx) {\n";
+    if (in.partial) {
+      g += "  S s; s.v = " + gen::load(s.acc_store, "src", "e") + "; s.i = " + (s.has_idx ? "srci.w[e]" : "idx") +
+           "; return s;\n";
+    } else {
+      g += std::string("  return from_value") + exact + "(" + gen::load(s.in, "src", "e") + ", idx);\n";
+    }
+    g += "}\n";
   }
-  g += "}\n";
   g += "void write_out(uint o, S s) {\n";
   if (final_direct) {
     g += "  dst.w[o] = " + gen::store_value(s.out, s.final_expr, s.final_type) + ";\n";
@@ -269,6 +283,10 @@ void main() {
   for (uint k = pc.u0 + gl_GlobalInvocationID.x; k < pc.u1; k += grid_stride()) {
     S s = identity();
     for (uint r = 0u; r < pc.R; ++r) s = combine(s, read_in(k * pc.R + r - pc.base, r));
+    if (nx_redo()) {
+      s = identity();
+      for (uint r = 0u; r < pc.R; ++r) s = combine(s, read_in_exact(k * pc.R + r - pc.base, r));
+    }
     write_out(k, s);
   }
 }
@@ -287,6 +305,13 @@ void main() {
       [[unroll]] for (uint t = 0u; t < PER; ++t) {
         uint r = start + l + t * LANES;
         if (r < pc.R) s = combine(s, read_in(row + r, r));
+      }
+      if (nx_redo()) {
+        s = identity();
+        [[dont_unroll]] for (uint t = 0u; t < PER; ++t) {
+          uint r = start + l + t * LANES;
+          if (r < pc.R) s = combine(s, read_in_exact(row + r, r));
+        }
       }
       lane[l] = s;
     }
@@ -336,7 +361,11 @@ void main() {
     uint r0 = c * pc.C, r1 = min(pc.R, r0 + pc.C);
     uint e = b * pc.R * pc.N + r0 * pc.N + n - pc.base;
     S s = identity();
-    for (uint r = r0; r < r1; ++r, e += pc.N) s = combine(s, read_in(e, r));
+    for (uint r = r0, f = e; r < r1; ++r, f += pc.N) s = combine(s, read_in(f, r));
+    if (nx_redo()) {
+      s = identity();
+      for (uint r = r0; r < r1; ++r, e += pc.N) s = combine(s, read_in_exact(e, r));
+    }
     write_out(t, s);
   }
 }
