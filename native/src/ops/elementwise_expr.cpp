@@ -466,11 +466,12 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
   if (out == DType::F32 && op == BinaryOp::divide && (caps.float64 ? f32_exact(ta) && f32_exact(tb) : !wide_arith)) {
     // Both operands are exact f32 values: divide in f32 (kDivideF32), the same bits as rounding
     // the exact quotient once. Out of its range: the f64 path, or nx_div_f32 without f64.
+    // With f64 the rare fallback is a slow statement: kernels run it once, after the lanes.
     const std::string fa = to_f32(caps, ta, "a"), fb = to_f32(caps, tb, "b");
     Body body{"float fa = " + fa + "; float fb = " + fb + "; float v" +
-                  (caps.float64 ? ";\n      if (!nx_div_rn_f32(fa, fb, v)) v = nx_double_to_float(nx_qdiv_f64(nx_f32_to_f64(fa), nx_f32_to_f64(fb)));"
-                                : " = nx_div_f32(fa, fb);"),
+                  (caps.float64 ? "; bool slow = !nx_div_rn_f32(fa, fb, v);" : " = nx_div_f32(fa, fb);"),
               "float"};
+    if (caps.float64) body.slow = "v = nx_double_to_float(nx_qdiv_f64(nx_f32_to_f64(fa), nx_f32_to_f64(fb)));";
     body.functions = kDivideF32;
     return body;
   }
