@@ -130,19 +130,6 @@ double nx_f32_to_f64(float f) {
   e = uint(1 - sh);
   return packDouble2x32(uvec2(m << 29, sign | ((e + 896u) << 20) | (m >> 3)));
 }
-// The same value without a branch and without a conversion instruction (NaN payloads aside),
-// for the reductions' inner loops: the driver's conversion and a branch per element both cost
-// there (docs/BENCHMARKS.md). f's fields move into f64's, the exponent rebiased by 896 (1792 for
-// inf and NaN); a subnormal or zero takes exponent 1's (2^-126 + m 2^-149), and 2^-126 is then
-// taken off (exactly).
-double nx_f32_to_f64_value(float f) {
-  uint b = floatBitsToUint(f), a = b & 0x7fffffffu, s = b ^ a;
-  bool small = a < 0x800000u;
-  uint bias = a >= 0x7f800000u ? 0x70000000u : (small ? 0x38100000u : 0x38000000u);
-  double d = packDouble2x32(uvec2(a << 29, s | ((a >> 3) + bias)));
-  double c = packDouble2x32(uvec2(0u, small ? s | 0x38100000u : 0u));
-  return a == 0u ? packDouble2x32(uvec2(0u, s)) : d - c;
-}
 double nx_int_to_f64(uvec2 v, bool neg) {
   uvec3 k = nx_round_int(v, 53u);
   double d = (double(k.y) * 4294967296.0lf + double(k.x)) * packDouble2x32(uvec2(0u, (1023u + k.z) << 20));

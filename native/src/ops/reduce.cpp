@@ -111,7 +111,7 @@ StateSpec make_spec(Kind kind, DType in, DType out, const Capabilities& caps, bo
       // sums compute-bound (their kernel's binary 2.5 times the size): 39-48% of copy, not 72-97%.
       if (s.acc == "double" && f32v) {
         from = "s.v = double(x); nx_small = min(nx_small, (floatBitsToUint(x) << 1) - 1u);";
-        from_exact = "s.v = nx_f32_to_f64_value(x);";
+        from_exact = "s.v = nx_f32_to_f64(x);";
       }
       s.final_expr = "s.v";
       s.final_type = s.acc;
