@@ -4,8 +4,9 @@
 // combination is fixed by the shape alone (never by workgroup size, subgroup size or the number
 // of workgroups), so results are bit-identical on every run and every device:
 //  - [K, R] rows (reduced axes innermost): R <= kSequentialRow: one invocation per row, in
-//    sequence; else blocks of kBlock elements (coalesced: lane l reads l, l + 256, ...; then a
-//    fixed pairwise tree), partial states per block, repeated until one state per row;
+//    sequence; else blocks of up to kBlock elements, fewer for shorter rows (per_lane; coalesced:
+//    lane l reads l, l + 256, ...; then a fixed pairwise tree), partial states per block,
+//    repeated until one state per row;
 //  - [B, R, N] columns (reduced axes between kept ones): one invocation per output column walks
 //    kColumnChunk rows in sequence (coalesced across invocations), partials repeated;
 //  - anything else is transposed (a bit copy) to [K, R] first.
@@ -266,9 +267,11 @@ struct Reducer {
 
   // Reduces rows [K, R] of `in`. Returns the partial states (or the output when final).
   std::pair<Tensor, std::optional<Tensor>> rows(const PassInput& in, uint64_t K, uint64_t R, const Shape& out_shape,
-                                                bool& produced_final) {
+                                                bool& produced_final, uint64_t& block) {
     const bool sequential = R <= kSequentialRow;
-    const uint64_t nb = sequential ? 1 : (R + kBlock - 1) / kBlock;
+    const uint64_t per = per_lane(R);
+    block = kLanes * per;
+    const uint64_t nb = sequential ? 1 : (R + block - 1) / block;
     const bool last = nb == 1;
     const bool direct = last && direct_final();
     produced_final = direct;
@@ -292,7 +295,7 @@ void main() {
 }
 )GLSL";
     } else {
-      g += "const uint LANES = " + std::to_string(kLanes) + "u;\nconst uint PER = " + std::to_string(kPerLane) +
+      g += "const uint LANES = " + std::to_string(kLanes) + "u;\nconst uint PER = " + std::to_string(per) +
            "u;\nshared S lane[LANES];\n";
       g += R"GLSL(
 void main() {
@@ -330,12 +333,12 @@ void main() {
     // Chunks: whole rows when K > 1, whole blocks of the single row when K == 1.
     const uint64_t range_bits = caps.max_storage_buffer_range * 8, ebits = type_info(in.values.type).bits;
     uint64_t hint;
-    if (K == 1 && !sequential) hint = std::max<uint64_t>(1, range_bits / (kBlock * ebits));
+    if (K == 1 && !sequential) hint = std::max<uint64_t>(1, range_bits / (block * ebits));
     else hint = std::max<uint64_t>(1, range_bits / std::max<uint64_t>(1, R * ebits)) * (sequential ? 1 : nb);
     auto elems = [&](uint64_t u0, uint64_t u1) {
       if (sequential) return std::pair<uint64_t, uint64_t>(u0 * R, u1 * R);
       const uint64_t k0 = u0 / nb, j0 = u0 % nb, k1 = (u1 - 1) / nb, j1 = (u1 - 1) % nb;
-      return std::pair<uint64_t, uint64_t>(k0 * R + j0 * kBlock, std::min(k1 * R + (j1 + 1) * kBlock, k1 * R + R));
+      return std::pair<uint64_t, uint64_t>(k0 * R + j0 * block, std::min(k1 * R + (j1 + 1) * block, k1 * R + R));
     };
     dispatch_chunked(sequential ? "rows_seq" : "rows_tree", g, in, out, outi, units, hint, elems,
                      {static_cast<uint32_t>(R), static_cast<uint32_t>(nb)}, sequential ? 1 : kLanes, sequential ? 0 : 1);
@@ -444,10 +447,11 @@ void main() {
     } else {
       const uint64_t K = B;
       while (true) {
-        auto [v, i] = rows(in, K, R, out_shape, final_done);
+        uint64_t block = 0;  // rows() sets it
+        auto [v, i] = rows(in, K, R, out_shape, final_done, block);
         in = PassInput{v, i, true};
         if (final_done || R <= kSequentialRow) break;
-        R = (R + kBlock - 1) / kBlock;
+        R = (R + block - 1) / block;
         if (R == 1) break;
       }
     }
