@@ -596,26 +596,23 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
   const std::string ht = gen::value_type(t);
   if (is_float_op(op)) {
     if (!is_float(out)) bad(name, std::string("the output type must be a float type, got ") + type_name(out));
-    if (t == DType::F32 && out == DType::F32 && gen::use_math_ff_f32(caps, name) && gen::math_ff_f32_settles_all(name)) {
-      // Settled everywhere in f32 arithmetic: no fallback, and no f64 in the kernel.
-      Capabilities f32_caps = caps;
-      f32_caps.float64 = false;
-      Body body{"float v; nx_" + name + "_ff_f32(a, v);", "float"};
-      body.functions = gen::math_ff_f32_glsl(kUnaryTableBinding, f32_caps);
-      body.setup = gen::math_ff_f32_setup(name);
-      body.table = gen::math_ff_f32_table(name);
-      body.without_f64 = true;
-      return body;
-    }
     if (t == DType::F32 && out == DType::F32 && gen::use_math_ff_f32(caps, name)) {
       // The fast path in f32 arithmetic, correctly rounded where it settles (nearly every input);
       // the rest by the accurate f64 function where the device has f64, else the f32 library's.
-      Body body{"float v; bool slow = !nx_" + name + "_ff_f32(a, v);", "float"};
-      body.functions = gen::math_ff_f32_glsl(kUnaryTableBinding, caps);
-      body.slow = caps.float64 ? "double fx = " + to_compute(caps, t, "a") + "; v = nx_double_to_float(nx_" + name + "(fx));"
-                               : "v = nx_" + name + "_f32(a);";
+      // A function that settles all needs neither, so its kernel has no f64 at all: its lanes run
+      // the first stage and the function's remainder is deferred to those that stage leaves.
+      const bool settles_all = gen::math_ff_f32_settles_all(name);
+      const std::string first = settles_all ? gen::math_ff_f32_first_stage(name) : "nx_" + name + "_ff_f32";
+      Capabilities kernel_caps = caps;
+      if (settles_all) kernel_caps.float64 = false;
+      Body body{"float v; bool slow = !" + first + "(a, v);", "float"};
+      body.functions = gen::math_ff_f32_glsl(kUnaryTableBinding, kernel_caps);
+      body.slow = settles_all     ? "nx_" + name + "_ff_f32(a, v);"
+                  : caps.float64 ? "double fx = " + to_compute(caps, t, "a") + "; v = nx_double_to_float(nx_" + name + "(fx));"
+                                 : "v = nx_" + name + "_f32(a);";
       body.setup = gen::math_ff_f32_setup(name);
       body.table = gen::math_ff_f32_table(name);
+      body.without_f64 = settles_all;
       return body;
     }
     if (caps.float64 && out == DType::F32 && gen::has_math_fast_f32(name)) {

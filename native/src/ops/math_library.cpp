@@ -67,6 +67,11 @@ bool math_ff_f32_settles_all(const std::string& name) {
   return f && f->settles_all;
 }
 
+std::string math_ff_f32_first_stage(const std::string& name) {
+  const FfF32Function* f = ff_f32_function(name);
+  return f && f->first_stage ? f->first_stage : "";
+}
+
 std::string math_ff_f32_glsl(uint32_t table_binding, const Capabilities& caps) {
   return std::string(kExpConstantsF32) + kLogConstantsF32 + "layout(std430, binding = " +
          std::to_string(table_binding) + ") readonly buffer NxFfTable_t { uint w[]; } nx_ff_table;\n" +

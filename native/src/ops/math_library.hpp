@@ -44,6 +44,8 @@ bool has_math_ff_f32(const std::string& name);
 bool use_math_ff_f32(const Capabilities& caps, const std::string& name);
 // Whether nx_NAME_ff_f32 settles every input (its kernels need no fallback, and so no f64).
 bool math_ff_f32_settles_all(const std::string& name);
+// The fast first stage of one that settles all (math_ff_f32.inc), else "".
+std::string math_ff_f32_first_stage(const std::string& name);
 std::string math_ff_f32_glsl(uint32_t table_binding, const Capabilities& caps);
 std::string math_ff_f32_setup(const std::string& name);
 std::span<const uint32_t> math_ff_f32_table(const std::string& name);
