@@ -63,7 +63,8 @@ const std::vector<std::pair<Shape, std::vector<int64_t>>> kCases = {
     {{3, 0}, {1}},       {{3, 0}, {0}},       {{13, 17}, {1}},        {{13, 17}, {0}},
     {{13, 17}, {0, 1}},  {{5, 1, 3}, {0, 2}}, {{4, 6, 5}, {1}},       {{4, 6, 5}, {0, 2}},
     {{2, 3, 4, 5}, {1, 3}}, {{3, 300}, {1}},  {{300, 3}, {0}},        {{1, 20001}, {1}},
-    {{20001}, {0}},      {{600, 7}, {0}},     {{2, 9000, 3}, {1}},    {{97, 1, 89}, {0, 1, 2}}};
+    {{20001}, {0}},      {{600, 7}, {0}},     {{2, 9000, 3}, {1}},    {{97, 1, 89}, {0, 1, 2}},
+    {{5, 1000}, {1}}};  // rows of 300, 1000, 20001 elements: 2, 4 and 32 per lane
 
 TEST_F(Reduce, EveryOpTypeAndLayout) {
   std::vector<DType> types = real_types();
@@ -139,7 +140,7 @@ TEST_F(Reduce, DeterministicAcrossRunsAndWorkgroupSizes) {
   std::mt19937 r(seed());
   std::uniform_real_distribution<float> u(-1e3f, 1e3f);
   for (const auto& [s, axes] : std::vector<std::pair<Shape, std::vector<int64_t>>>{
-           {{1 << 20}, {0}}, {{64, 4099}, {1}}, {{3000, 65}, {0}}, {{7, 50, 9}, {0, 2}}}) {
+           {{1 << 20}, {0}}, {{64, 4099}, {1}}, {{32, 4096}, {1}}, {{3000, 65}, {0}}, {{7, 50, 9}, {0, 2}}}) {
     auto h = ref::make(DType::F32, s);
     for (int64_t i = 0; i < h.size(); ++i) ref::set(h, i, ref::of_double(u(r) * std::pow(10.0, static_cast<int>(r() % 7) - 3)));
     Tensor x = upload(device(), h);
