@@ -51,7 +51,17 @@ bool has_math_fast_f32(const std::string& name) {
   return false;
 }
 
-std::string math_fast_f32_glsl() { return kMathFastF32; }
+std::string math_fast_f32_glsl() {
+  // nx_NAME_to_f32(x): the fast path with the accurate function as its fallback (the tests' f32
+  // reference; the op library's kernels defer the fallback instead).
+  std::string s = kMathFastF32;
+  for (const char* name : kMathFastF32Names) {
+    const std::string n = name;
+    s += "float nx_" + n + "_to_f32(double x) {\n  float r;\n  return nx_" + n + "_fast_f32(x, r) ? r : nx_double_to_float(nx_" +
+         n + "(x));\n}\n";
+  }
+  return s;
+}
 
 bool has_math_ff_f32(const std::string& name) { return ff_f32_function(name) != nullptr; }
 
