@@ -267,10 +267,9 @@ struct Reducer {
 
   // Reduces rows [K, R] of `in`. Returns the partial states (or the output when final).
   std::pair<Tensor, std::optional<Tensor>> rows(const PassInput& in, uint64_t K, uint64_t R, const Shape& out_shape,
-                                                bool& produced_final, uint64_t& block) {
+                                                bool& produced_final) {
     const bool sequential = R <= kSequentialRow;
-    const uint64_t per = per_lane(R);
-    block = kLanes * per;
+    const uint64_t per = per_lane(R), block = kLanes * per;
     const uint64_t nb = sequential ? 1 : (R + block - 1) / block;
     const bool last = nb == 1;
     const bool direct = last && direct_final();
@@ -447,8 +446,8 @@ void main() {
     } else {
       const uint64_t K = B;
       while (true) {
-        uint64_t block = 0;  // rows() sets it
-        auto [v, i] = rows(in, K, R, out_shape, final_done, block);
+        const uint64_t block = kLanes * per_lane(R);  // the pass's block, as rows() takes it
+        auto [v, i] = rows(in, K, R, out_shape, final_done);
         in = PassInput{v, i, true};
         if (final_done || R <= kSequentialRow) break;
         R = (R + block - 1) / block;
