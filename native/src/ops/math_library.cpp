@@ -74,7 +74,7 @@ bool use_math_ff_f32(const Capabilities& caps, const std::string& name) {
 
 bool math_ff_f32_settles_all(const std::string& name) {
   const FfF32Function* f = ff_f32_function(name);
-  return f && f->settles_all;
+  return f && f->first_stage;
 }
 
 std::string math_ff_f32_first_stage(const std::string& name) {
