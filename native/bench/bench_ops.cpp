@@ -7,7 +7,10 @@
 // repetition timed by the wall clock from the first record to the completion of a sync, divided
 // by I. The median repetition is reported, with the bytes the op must move (reads + writes) per
 // second and the ratio to the best copy bandwidth of this run (vkCmdCopyBuffer or our copy
-// kernel, whichever is faster).
+// kernel, whichever is faster), and the host's time per call (the median over the repetitions
+// of the time to issue the I calls, before the sync, divided by I): the runtime submits a large
+// dispatch at once when the GPU is idle, so the host's work overlaps the GPU's unless it is
+// the longer of the two.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -35,19 +38,26 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Seconds per iteration of `body` (median over reps), after one warm-up call.
-double time_op(Device& device, const Options& o, const std::function<void()>& body) {
+struct Timing {
+  double seconds;       // per iteration, issue to completion
+  double host_seconds;  // per iteration, issuing only
+};
+
+// Medians over reps of the time per iteration of `body`, after one warm-up call.
+Timing time_op(Device& device, const Options& o, const std::function<void()>& body) {
   body();
   device.sync();
-  std::vector<double> samples;
+  std::vector<double> samples, host;
   for (int r = 0; r < o.reps; ++r) {
     auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < o.iters; ++i) body();
+    auto issued = std::chrono::steady_clock::now();
     device.sync();
     auto end = std::chrono::steady_clock::now();
     samples.push_back(std::chrono::duration<double>(end - start).count() / o.iters);
+    host.push_back(std::chrono::duration<double>(issued - start).count() / o.iters);
   }
-  return median(samples);
+  return {median(samples), median(host)};
 }
 
 Tensor random_f32(Device& device, const Shape& shape, uint32_t seed, float lo = -2.0f, float hi = 2.0f) {
@@ -60,7 +70,7 @@ Tensor random_f32(Device& device, const Shape& shape, uint32_t seed, float lo = 
 
 struct Row {
   std::string name;
-  double seconds;
+  Timing time;
   double bytes;
 };
 
@@ -137,17 +147,17 @@ int main(int argc, char** argv) {
 
     double copy_bw = 0;
     for (const auto& r : rows_out)
-      if (r.name.rfind("copy", 0) == 0) copy_bw = std::max(copy_bw, r.bytes / r.seconds);
-    std::printf("| op | time (ms) | GB/s | %% of copy |\n|---|---:|---:|---:|\n");
+      if (r.name.rfind("copy", 0) == 0) copy_bw = std::max(copy_bw, r.bytes / r.time.seconds);
+    std::printf("| op | time (ms) | GB/s | %% of copy | host (us/call) |\n|---|---:|---:|---:|---:|\n");
     for (const auto& r : rows_out) {
-      double bw = r.bytes / r.seconds;
-      std::printf("| %s | %.3f | %.1f | %.0f%% |\n", r.name.c_str(), r.seconds * 1e3, bw / 1e9,
-                  copy_bw > 0 ? 100.0 * bw / copy_bw : 0.0);
+      double bw = r.bytes / r.time.seconds;
+      std::printf("| %s | %.3f | %.1f | %.0f%% | %.1f |\n", r.name.c_str(), r.time.seconds * 1e3, bw / 1e9,
+                  copy_bw > 0 ? 100.0 * bw / copy_bw : 0.0, r.time.host_seconds * 1e6);
     }
     std::printf("\nelements/s (same-shape add): %.3g\n",
                 [&] {
                   for (const auto& r : rows_out)
-                    if (r.name == "add f32 same shape") return double(n) / r.seconds;
+                    if (r.name == "add f32 same shape") return double(n) / r.time.seconds;
                   return 0.0;
                 }());
     return 0;

@@ -3,6 +3,7 @@
 // descriptors are masked off, and the selftest.
 #include "nxvk/selftest.hpp"
 #include "nxvk_test.hpp"
+#include "runtime/internal.hpp"
 
 namespace nxvk::test {
 namespace {
@@ -101,6 +102,32 @@ TEST_F(ExecutorTest, DependentDispatchesInOneBatchAreOrdered) {
     for (uint32_t i = 0; i < n; ++i) x[i] = x[i] + b[i];
   EXPECT_EQ(first_mismatch(read_all<float>(*dev, *(steps % 2 ? pong : ping), n), x), -1);
   EXPECT_EQ(dev->submissions() - before, 1u);
+}
+
+TEST_F(ExecutorTest, LargeDispatchOnAnIdleGpuIsSubmittedAtOnce) {
+  // A batch with enough work for the GPU is submitted as soon as the GPU has nothing else to do,
+  // however far it is from batch_max; small dispatches keep batching.
+  auto dev = open_device(DeviceOptions{.batch_max = 1000});
+  const uint32_t small = 16 * kWorkgroup;
+  const uint32_t large = static_cast<uint32_t>(Executor::kEarlySubmitWorkgroups) * kWorkgroup;
+  ASSERT_GE(groups_for(large), Executor::kEarlySubmitWorkgroups);
+  std::vector<float> x = random_floats(large), b = random_floats(large);
+  auto buf_x = dev->allocate(large * 4), buf_b = dev->allocate(large * 4);
+  auto out_small = poisoned(*dev, small * 4), out_large = poisoned(*dev, large * 4);
+  dev->write(*buf_x, 0, x.data(), large * 4);
+  dev->write(*buf_b, 0, b.data(), large * 4);
+  dev->sync();
+  const uint32_t spec[] = {kWorkgroup};
+  const uint64_t before = dev->submissions();
+  BufferView small_views[] = {{buf_x}, {buf_b}, {out_small}};
+  dev->dispatch({"add_f32", "", 3}, small_views, push_of(small), {groups_for(small)}, spec);
+  EXPECT_EQ(dev->submissions(), before) << "a small dispatch waits for more work";
+  BufferView large_views[] = {{buf_x}, {buf_b}, {out_large}};
+  dev->dispatch({"add_f32", "", 3}, large_views, push_of(large), {groups_for(large)}, spec);
+  EXPECT_EQ(dev->submissions(), before + 1) << "the idle GPU gets the batch at once";
+  for (uint32_t i = 0; i < large; ++i) x[i] += b[i];
+  EXPECT_EQ(first_mismatch(read_all<float>(*dev, *out_large, large), x), -1);
+  EXPECT_EQ(first_mismatch(read_all<float>(*dev, *out_small, small), std::vector<float>(x.begin(), x.begin() + small)), -1);
 }
 
 TEST_F(ExecutorTest, ParameterBlocksBeyondOneArena) {

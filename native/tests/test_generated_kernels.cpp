@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "nxvk_test.hpp"
+#include "runtime/hash.hpp"
 
 namespace nxvk::test {
 namespace {
@@ -43,12 +44,6 @@ const std::vector<Op>& ops() {
       {"gen_select", "x > y ? x : -y", [](float x, float y) { return x > y ? x : -y; }},
   };
   return list;
-}
-
-uint64_t source_hash(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
 }
 
 class GeneratedKernelTest : public DeviceTest {
@@ -129,7 +124,7 @@ TEST_F(GeneratedKernelTest, SpirvIsCachedOnDisk) {
   // A source no other test compiles, so this process has not cached it in memory.
   const std::string glsl = elementwise("x * 3.0 + y") + "// disk " + std::to_string(seed()) + "\n";
   std::vector<uint32_t> words = compile_glsl(glsl, "disk_cached");
-  const std::string base = dir + "/spirv/" + std::to_string(source_hash(glsl));
+  const std::string base = dir + "/spirv/" + std::to_string(hash64(glsl));
   EXPECT_TRUE(fs::exists(base + ".spv")) << base;
   EXPECT_TRUE(fs::exists(base + ".glsl")) << base;
   EXPECT_EQ(fs::file_size(base + ".spv"), words.size() * 4);
@@ -141,7 +136,7 @@ TEST_F(GeneratedKernelTest, DiskCacheIsReadAndCorruptEntriesAreRecompiled) {
   ScopedEnv spirv_env("NX_VULKAN_SPIRV_CACHE_DIR", dir + "/spirv");
   fs::create_directories(dir + "/spirv");
   auto plant = [&](const std::string& source, const std::string& spv) {
-    const std::string base = dir + "/spirv/" + std::to_string(source_hash(source));
+    const std::string base = dir + "/spirv/" + std::to_string(hash64(source));
     std::ofstream(base + ".glsl", std::ios::binary) << source;
     std::ofstream(base + ".spv", std::ios::binary) << spv;
   };

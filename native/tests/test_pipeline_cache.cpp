@@ -7,6 +7,7 @@
 
 #include "nxvk/selftest.hpp"
 #include "nxvk_test.hpp"
+#include "runtime/hash.hpp"
 
 namespace nxvk::test {
 namespace {
@@ -26,11 +27,6 @@ void spit(const std::string& path, const std::string& bytes) {
   ASSERT_TRUE(out.good()) << path;
 }
 
-uint64_t fnv1a(const char* p, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 1099511628211ull;
-  return h;
-}
 
 class PipelineCacheTest : public DeviceTest {
  protected:
@@ -52,9 +48,21 @@ class PipelineCacheTest : public DeviceTest {
     EXPECT_EQ(again, path);
     std::string rewritten = slurp(path);
     EXPECT_GT(rewritten.size(), kHeaderBytes);
-    EXPECT_EQ(rewritten.substr(0, 8), "NXVKPC01");
+    EXPECT_EQ(rewritten.substr(0, 8), "NXVKPC02");
   }
 };
+
+// The checksum and the kernel keys are XXH64: its published test values (as `xxhsum -H1`
+// prints them) cover the empty input, the byte and 4-byte tails and the 32-byte stripes.
+TEST(Hash64, MatchesXxh64ReferenceValues) {
+  EXPECT_EQ(hash64(""), 0xef46db3751d8e999ull);
+  EXPECT_EQ(hash64("a"), 0xd24ec4f1a98c6e5bull);
+  EXPECT_EQ(hash64("abc"), 0x44bc2cf5ad770999ull);
+  EXPECT_EQ(hash64("The quick brown fox jumps over the lazy dog"), 0x0b242d361fda71bcull);
+  std::string long_input;
+  for (int i = 0; i < 1000; ++i) long_input += static_cast<char>(48 + i % 75);
+  EXPECT_EQ(hash64(long_input), 0x08d7dc6b5f7e4d50ull);
+}
 
 TEST_F(PipelineCacheTest, PersistedUnderTheCacheDirectory) {
   std::string dir = fresh_dir("cache");
@@ -65,7 +73,7 @@ TEST_F(PipelineCacheTest, PersistedUnderTheCacheDirectory) {
   ASSERT_TRUE(fs::exists(path)) << path;
   std::string first = slurp(path);
   EXPECT_GT(first.size(), kHeaderBytes);
-  EXPECT_EQ(first.substr(0, 8), "NXVKPC01");
+  EXPECT_EQ(first.substr(0, 8), "NXVKPC02");
   // A second device loads it and works; no temporary files are left behind.
   run_and_close();
   for (const auto& entry : fs::directory_iterator(dir))
@@ -157,14 +165,14 @@ TEST_F(PipelineCacheTest, GarbageBehindAValidHeaderReachesTheDriverHarmlessly) {
   ASSERT_GT(file.size(), kHeaderBytes);
   std::vector<uint8_t> junk = random_bytes(file.size() - kHeaderBytes);
   std::string data(junk.begin(), junk.end());
-  uint64_t checksum = fnv1a(data.data(), data.size());
+  uint64_t checksum = hash64(data.data(), data.size());
   std::string forged = file.substr(0, kHeaderBytes - 8) + std::string(reinterpret_cast<char*>(&checksum), 8) + data;
   expect_recovers_from(path, forged);
   // The same with a driver blob whose own header claims a different device.
   std::string driver = file.substr(kHeaderBytes);
   if (driver.size() >= 32) {
     for (size_t i = 16; i < 32; ++i) driver[i] = static_cast<char>(~driver[i]);  // pipelineCacheUUID
-    uint64_t sum = fnv1a(driver.data(), driver.size());
+    uint64_t sum = hash64(driver.data(), driver.size());
     expect_recovers_from(path, file.substr(0, kHeaderBytes - 8) + std::string(reinterpret_cast<char*>(&sum), 8) + driver);
   }
 }

@@ -322,7 +322,7 @@ void Device::write(Buffer& dst, uint64_t offset, const void* data, uint64_t byte
       VkBufferCopy region{0, offset + done, n};
       vkCmdCopyBuffer(rec.cmd(), staging->block().buffer, dst.block().buffer, 1, &region);
     }
-    s.executor->submit_if_full();
+    s.executor->submit_if_due();
   }
 }
 
@@ -362,7 +362,7 @@ void Device::copy(const Buffer& src, uint64_t src_offset, Buffer& dst, uint64_t 
     VkBufferCopy region{src_offset, dst_offset, bytes};
     vkCmdCopyBuffer(rec.cmd(), src.block().buffer, dst.block().buffer, 1, &region);
   }
-  state_->executor->submit_if_full();
+  state_->executor->submit_if_due();
 }
 
 void Device::fill(Buffer& dst, uint64_t offset, uint64_t bytes, uint32_t pattern) {
@@ -376,7 +376,7 @@ void Device::fill(Buffer& dst, uint64_t offset, uint64_t bytes, uint32_t pattern
     rec.use(dst);
     vkCmdFillBuffer(rec.cmd(), dst.block().buffer, offset, bytes, pattern);
   }
-  state_->executor->submit_if_full();
+  state_->executor->submit_if_due();
 }
 
 MemoryStats Device::memory_stats() const { return state_->allocator->stats(); }
@@ -429,7 +429,7 @@ void Device::dispatch(const Kernel& kernel, std::span<const BufferView> buffers,
 
   const Pipeline& pipeline = s.pipelines->get(kernel, spec);
   record_dispatch(s, pipeline, buffers, infos, push, groups);
-  s.executor->submit_if_full();
+  s.executor->submit_if_due(uint64_t{groups.x} * groups.y * groups.z);
 }
 
 void record_dispatch(DeviceState& s, const Pipeline& pipeline, std::span<const BufferView> buffers,

@@ -1,5 +1,6 @@
 // Batched submission: commands are recorded into the open batch under one lock; a batch is
-// submitted when full or when the host needs its results, signalling the next value of a timeline
+// submitted when full, when it holds enough work for an idle GPU, or when the host needs its
+// results, signalling the next value of a timeline
 // semaphore. Buffers used by a batch stay referenced until that value has completed, so nothing
 // is reused while the GPU may still touch it.
 #include <algorithm>
@@ -209,12 +210,16 @@ void Executor::retire_locked(uint64_t completed, std::vector<std::shared_ptr<Buf
   }
 }
 
-void Executor::submit_if_full() {
+void Executor::submit_if_due(uint64_t workgroups) {
   std::vector<std::shared_ptr<Buffer>> released;
   {
     std::lock_guard lock(mutex_);
-    if (open_ && open_->commands > 0 && open_->commands >= std::max<uint32_t>(batch_max_, 1))
-      submit_locked(released);
+    if (!open_ || open_->commands == 0) return;
+    open_->workgroups += workgroups;
+    const bool full = open_->commands >= std::max<uint32_t>(batch_max_, 1);
+    // The semaphore is read only for batches big enough to be worth a submission of their own.
+    const bool idle_gpu_waits = open_->workgroups >= kEarlySubmitWorkgroups && completed() >= submitted_value_;
+    if (full || idle_gpu_waits) submit_locked(released);
   }
 }
 

@@ -165,6 +165,7 @@ struct Batch {
   uint32_t descriptor_sets_left = 0;
   uint64_t value = 0;  // timeline value signalled when it completes
   uint32_t commands = 0;
+  uint64_t workgroups = 0;  // of the dispatches recorded in it
   std::vector<std::shared_ptr<Buffer>> refs;
   std::shared_ptr<Buffer> params;  // host-visible arena for dispatch parameters
   uint64_t params_used = 0;
@@ -194,8 +195,13 @@ class Executor {
     Batch* batch_;
   };
 
-  // Submits the open batch when it holds batch_max commands (or at every command when 0).
-  void submit_if_full();
+  // Submits the open batch when it holds batch_max commands (or at every command when 0), or
+  // when it holds at least kEarlySubmitWorkgroups of dispatched work and the GPU has finished
+  // everything submitted before: then the GPU starts on it while the host records the next
+  // commands, instead of idling until the batch fills or the host syncs. `workgroups` is the
+  // size of the command just recorded (0 for copies and fills).
+  static constexpr uint64_t kEarlySubmitWorkgroups = 4096;
+  void submit_if_due(uint64_t workgroups = 0);
   uint64_t flush();                 // submits the open batch; returns the last value submitted
   void wait(uint64_t value);        // waits until `value` has completed, then retires batches
   void wait_for(const Buffer& buffer);  // flushes if needed and waits for the buffer's last use

@@ -8,13 +8,14 @@
 #include <sstream>
 
 #include "runtime/env.hpp"
+#include "runtime/hash.hpp"
 #include "runtime/internal.hpp"
 #include "runtime/kernel_registry.hpp"
 
 namespace nxvk {
 namespace {
 
-constexpr char kMagic[8] = {'N', 'X', 'V', 'K', 'P', 'C', '0', '1'};
+constexpr char kMagic[8] = {'N', 'X', 'V', 'K', 'P', 'C', '0', '2'};
 
 // Our own header in front of the driver's blob: it ties the file to one device and driver and
 // detects truncation or corruption before the driver ever sees the data.
@@ -27,13 +28,6 @@ struct CacheFileHeader {
   uint64_t data_size;
   uint64_t checksum;
 };
-
-uint64_t fnv1a(const void* data, size_t size) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < size; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
 
 std::string hex(const uint8_t* bytes, size_t n) {
   static const char* digits = "0123456789abcdef";
@@ -67,7 +61,7 @@ std::vector<char> load_cache_file(const std::string& path, const Capabilities& c
     return {};
   std::vector<char> data(h.data_size);
   if (!in.read(data.data(), static_cast<std::streamsize>(data.size()))) return {};
-  if (fnv1a(data.data(), data.size()) != h.checksum) return {};
+  if (hash64(data.data(), data.size()) != h.checksum) return {};
   return data;
 }
 
@@ -151,7 +145,7 @@ void PipelineStore::save() noexcept {
     data.resize(size);
     CacheFileHeader h = header_for(device_.caps);
     h.data_size = data.size();
-    h.checksum = fnv1a(data.data(), data.size());
+    h.checksum = hash64(data.data(), data.size());
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
     // Write a private temporary file and rename it, so readers never see a half-written cache.
@@ -176,7 +170,7 @@ void PipelineStore::save() noexcept {
 
 const Pipeline& PipelineStore::get(const Kernel& kernel, std::span<const uint32_t> spec) {
   std::vector<uint32_t> generated;
-  std::string key = kernel.glsl.empty() ? kernel.name : "glsl:" + std::to_string(fnv1a(kernel.glsl.data(), kernel.glsl.size()));
+  std::string key = kernel.glsl.empty() ? kernel.name : "glsl:" + std::to_string(hash64(kernel.glsl));
   for (uint32_t v : spec) key += ":" + std::to_string(v);
   key += "/" + std::to_string(kernel.bindings);
 

@@ -10,22 +10,14 @@
 
 #include "nxvk/runtime.hpp"
 #include "runtime/env.hpp"
+#include "runtime/hash.hpp"
 
 namespace nxvk {
-namespace {
-
-uint64_t source_hash(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-}  // namespace
 
 std::vector<uint32_t> compile_glsl(const std::string& source, const std::string& name) {
   static std::mutex mutex;
   static std::unordered_map<std::string, std::vector<uint32_t>> memory;
-  const uint64_t hash = source_hash(source);
+  const uint64_t hash = hash64(source);
   {
     std::lock_guard lock(mutex);
     auto it = memory.find(source);
