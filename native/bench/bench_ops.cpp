@@ -2,8 +2,9 @@
 //
 //   nxvk_bench_ops [--elements N] [--reps R] [--iters I] [--only NAME]
 //
-// Method: inputs are random (never zeros); each case runs once to warm up (kernel compile,
-// pipeline creation, allocation), then R repetitions of I back-to-back dispatches, each
+// Method: inputs are random (never zeros); each case runs one untimed repetition to warm up
+// (kernel compile, pipeline creation, and as many output buffers in the allocator's cache as
+// I calls in flight need: creating 1 GiB takes about 20 ms on the H200), then R repetitions of I back-to-back dispatches, each
 // repetition timed by the wall clock from the first record to the completion of a sync, divided
 // by I. The median repetition is reported, with the bytes the op must move (reads + writes) per
 // second and the ratio to the best copy bandwidth of this run (vkCmdCopyBuffer or our copy
@@ -43,9 +44,9 @@ struct Timing {
   double host_seconds;  // per iteration, issuing only
 };
 
-// Medians over reps of the time per iteration of `body`, after one warm-up call.
+// Medians over reps of the time per iteration of `body`, after one warm-up repetition.
 Timing time_op(Device& device, const Options& o, const std::function<void()>& body) {
-  body();
+  for (int i = 0; i < o.iters; ++i) body();
   device.sync();
   std::vector<double> samples, host;
   for (int r = 0; r < o.reps; ++r) {

@@ -1,6 +1,8 @@
 // The batched executor: submissions per NX_VULKAN_BATCH_MAX / DeviceOptions::batch_max, command
 // ordering inside and across batches, dispatch parameter blocks, descriptor sets when push
 // descriptors are masked off, and the selftest.
+#include <thread>
+
 #include "nxvk/selftest.hpp"
 #include "nxvk_test.hpp"
 #include "runtime/internal.hpp"
@@ -128,6 +130,24 @@ TEST_F(ExecutorTest, LargeDispatchOnAnIdleGpuIsSubmittedAtOnce) {
   for (uint32_t i = 0; i < large; ++i) x[i] += b[i];
   EXPECT_EQ(first_mismatch(read_all<float>(*dev, *out_large, large), x), -1);
   EXPECT_EQ(first_mismatch(read_all<float>(*dev, *out_small, small), std::vector<float>(x.begin(), x.begin() + small)), -1);
+}
+
+TEST_F(ExecutorTest, FinishedBatchesGiveTheirBuffersBackBeforeAMissAllocates) {
+  // Batches retire at submissions and waits. A buffer freed by the host while its batch ran is
+  // reused by the next allocation once the GPU is done, even when nothing retired it yet.
+  auto dev = open_device(DeviceOptions{.batch_max = 1000});
+  constexpr uint64_t kBytes = 3 << 20;  // a size class no earlier buffer of this device has
+  {
+    auto x = dev->allocate(kBytes);
+    dev->fill(*x, 0, kBytes, 7);
+  }
+  const uint64_t value = dev->flush();
+  while (dev->state().executor->completed() < value) std::this_thread::yield();
+  const MemoryStats before = dev->memory_stats();
+  auto y = dev->allocate(kBytes);
+  const MemoryStats after = dev->memory_stats();
+  EXPECT_EQ(after.allocations, before.allocations) << "the finished batch's buffer was not reused";
+  EXPECT_EQ(after.cache_hits, before.cache_hits + 1);
 }
 
 TEST_F(ExecutorTest, ParameterBlocksBeyondOneArena) {

@@ -21,6 +21,26 @@ uint64_t Allocator::size_class(uint64_t bytes) {
 
 Allocator::~Allocator() { release_cache(); }
 
+uint64_t Allocator::capacity_for(uint64_t bytes) const {
+  const Capabilities& caps = device_.caps;
+  // Rounding must never push a legal request over a limit.
+  uint64_t capacity = std::min({size_class(bytes), caps.max_memory_allocation_size, caps.max_buffer_size});
+  return std::max<uint64_t>(capacity, std::max<uint64_t>(bytes, 4));
+}
+
+std::multimap<uint64_t, std::unique_ptr<BufferBlock>>::iterator Allocator::find_cached(uint64_t capacity,
+                                                                                      MemoryPool pool) {
+  auto& cache = cache_[static_cast<int>(pool)];
+  auto it = cache.lower_bound(capacity);
+  // A cached block of this class, or of a larger one if it is not more than 2x the need.
+  return it != cache.end() && it->first <= capacity * 2 ? it : cache.end();
+}
+
+bool Allocator::cached(uint64_t bytes, MemoryPool pool) {
+  std::lock_guard lock(mutex_);
+  return find_cached(capacity_for(bytes), pool) != cache_[static_cast<int>(pool)].end();
+}
+
 std::unique_ptr<BufferBlock> Allocator::take(uint64_t bytes, MemoryPool pool, const char* op) {
   const Capabilities& caps = device_.caps;
   auto too_large = [&](const char* limit, uint64_t value) {
@@ -34,19 +54,13 @@ std::unique_ptr<BufferBlock> Allocator::take(uint64_t bytes, MemoryPool pool, co
     fail(ErrorKind::OutOfDeviceMemory, std::string(op) + ": " + std::to_string(bytes) +
                                            " bytes exceeds the device-local heap (" +
                                            std::to_string(caps.device_local_heap_size) + " bytes)");
-  uint64_t capacity = size_class(bytes);
-  // Rounding must never push a legal request over a limit.
-  capacity = std::min({capacity, caps.max_memory_allocation_size, caps.max_buffer_size});
-  capacity = std::max<uint64_t>(capacity, std::max<uint64_t>(bytes, 4));
-
+  const uint64_t capacity = capacity_for(bytes);
   {
     std::lock_guard lock(mutex_);
-    auto& cache = cache_[static_cast<int>(pool)];
-    auto it = cache.lower_bound(capacity);
-    // Reuse a cached block of this class, or of a larger one if it is not more than 2x the need.
-    if (it != cache.end() && it->first <= capacity * 2) {
+    auto it = find_cached(capacity, pool);
+    if (it != cache_[static_cast<int>(pool)].end()) {
       auto block = std::move(it->second);
-      cache.erase(it);
+      cache_[static_cast<int>(pool)].erase(it);
       stats_.bytes_cached -= block->capacity;
       stats_.cached_buffers -= 1;
       stats_.cache_hits += 1;

@@ -290,16 +290,24 @@ std::shared_ptr<Buffer> make_buffer(std::shared_ptr<Device> device, std::unique_
   return std::shared_ptr<Buffer>(new Buffer(std::move(device), std::move(block), size));
 }
 
-std::shared_ptr<Buffer> Device::allocate(uint64_t bytes, const char* op) {
-  return make_buffer(shared_from_this(), state_->allocator->take(bytes, MemoryPool::Tensor, op), bytes);
+namespace {
+// Before a cache miss creates memory (about 20 ms for 1 GiB on the H200), the buffers of batches
+// the GPU has already finished go back to the cache: batches retire only at submissions and
+// waits, so back-to-back ops would otherwise keep allocating.
+std::unique_ptr<BufferBlock> take_reclaiming(DeviceState& s, uint64_t bytes, MemoryPool pool, const char* op) {
+  if (!s.allocator->cached(bytes, pool)) s.executor->retire_completed();
+  return s.allocator->take(bytes, pool, op);
 }
 
-namespace {
 std::shared_ptr<Buffer> staging_buffer(Device& device, uint64_t bytes) {
-  return make_buffer(device.shared_from_this(),
-                     device.state().allocator->take(bytes, MemoryPool::Staging, "staging"), bytes);
+  return make_buffer(device.shared_from_this(), take_reclaiming(device.state(), bytes, MemoryPool::Staging, "staging"),
+                     bytes);
 }
 }  // namespace
+
+std::shared_ptr<Buffer> Device::allocate(uint64_t bytes, const char* op) {
+  return make_buffer(shared_from_this(), take_reclaiming(*state_, bytes, MemoryPool::Tensor, op), bytes);
+}
 
 void Device::write(Buffer& dst, uint64_t offset, const void* data, uint64_t bytes) {
   check_range("write", dst, offset, bytes);

@@ -230,6 +230,12 @@ uint64_t Executor::flush() {
   return submitted_value_;
 }
 
+void Executor::retire_completed() {
+  std::vector<std::shared_ptr<Buffer>> released;
+  std::lock_guard lock(mutex_);
+  if (!in_flight_.empty()) retire_locked(completed(), released);
+}
+
 uint64_t Executor::completed() {
   uint64_t value = 0;
   device_.check(vkGetSemaphoreCounterValue(device_.device, timeline_, &value),

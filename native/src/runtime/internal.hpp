@@ -103,6 +103,8 @@ class Allocator {
   explicit Allocator(DeviceState& device) : device_(device) {}
   ~Allocator();
   std::unique_ptr<BufferBlock> take(uint64_t bytes, MemoryPool pool, const char* op);
+  // Whether take(bytes, pool) would be served from the cache now.
+  bool cached(uint64_t bytes, MemoryPool pool);
   void give(std::unique_ptr<BufferBlock> block, uint64_t requested);
   // External memory (external_memory.cpp): a dedicated block whose memory is exported as an
   // opaque fd; a block over memory imported from an opaque fd (takes `fd`: owned by the memory
@@ -118,6 +120,9 @@ class Allocator {
   static uint64_t size_class(uint64_t bytes);
 
  private:
+  uint64_t capacity_for(uint64_t bytes) const;  // size class within the device's limits
+  // The cached block take() would reuse, or end(); with the lock held.
+  std::multimap<uint64_t, std::unique_ptr<BufferBlock>>::iterator find_cached(uint64_t capacity, MemoryPool pool);
   std::unique_ptr<BufferBlock> create(uint64_t capacity, MemoryPool pool, const char* op);
   void destroy(BufferBlock& block);
   void count_new(const BufferBlock& block, uint64_t requested);
@@ -206,6 +211,8 @@ class Executor {
   void wait(uint64_t value);        // waits until `value` has completed, then retires batches
   void wait_for(const Buffer& buffer);  // flushes if needed and waits for the buffer's last use
   uint64_t completed();
+  // Gives back the buffers of every batch the GPU has finished, without waiting.
+  void retire_completed();
   uint64_t submissions() const { return submissions_; }
 
  private:
