@@ -308,6 +308,38 @@ TEST_P(MathTest, F64DeviceTakesTheFastPath) {
   EXPECT_LT(unsettled, x.size() / 2) << "the fast path settles too little";
 }
 
+// The second kernel of an f64 device's f32 fast path finds each unsettled element by its bit
+// (one per element, 32 to a word, 4 per quad): inputs the fast path leaves unsettled, with its
+// candidate wrong where possible, sit at the edges of the words (31, 32, 63, 64), in the last
+// quad and in the tail (203 = 50 quads and 3), among settled ones.
+TEST_P(MathTest, F64DeviceSecondPassFindsEveryUnsettledElement) {
+  if (!device().caps().float64) GTEST_SKIP() << "device without f64";
+  if (!gen::use_math_ff_f32(device().caps(), GetParam()) || gen::math_ff_f32_settles_all(GetParam()))
+    GTEST_SKIP() << "no second pass for this function";
+  auto pool = mathref::inputs_f32(fn(), 2 * kInputs, seed());
+  auto main_range = ff_inputs(GetParam(), seed() + 3);
+  pool.insert(pool.end(), main_range.begin(), main_range.end());
+  auto ff = mathref::run_ff_f32(device(), GetParam(), pool);
+  auto accurate_pool = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, pool, pool);
+  std::vector<float> settled, unsettled, wrong;
+  for (size_t i = 0; i < pool.size(); ++i) {
+    if (ff[i].first) settled.push_back(pool[i]);
+    else (same_result(ff[i].second, accurate_pool[i]) ? unsettled : wrong).push_back(pool[i]);
+  }
+  ASSERT_GE(settled.size(), 203u);
+  std::vector<float> hard = wrong.empty() ? unsettled : wrong;
+  ASSERT_FALSE(hard.empty()) << "no unsettled input";
+  std::vector<float> x(settled.begin(), settled.begin() + 203);
+  const size_t positions[] = {0, 31, 32, 63, 64, 95, 199, 200, 202};
+  for (size_t k = 0; k < std::size(positions); ++k) x[positions[k]] = hard[k % hard.size()];
+  auto accurate = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, x, x);
+  auto op = op_f32(device(), GetParam(), x);
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT_TRUE(same_result(op[i], accurate[i])) << GetParam() << "(" << std::hexfloat << x[i] << ") at " << std::dec
+                                                 << i << ": op " << op[i] << ", accurate " << accurate[i];
+  RecordProperty("unsettled_with_a_wrong_candidate", std::to_string(wrong.size()));
+}
+
 TEST_P(MathTest, F32OnlyWithinBound) {
   auto dev = f32_only();
   ASSERT_FALSE(dev->caps().float64);
