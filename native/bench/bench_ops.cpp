@@ -136,6 +136,7 @@ int main(int argc, char** argv) {
     run("sinh f32", 2 * b4, [&] { (void)unary(UnaryOp::sinh, a, DType::F32); });
     run("cosh f32", 2 * b4, [&] { (void)unary(UnaryOp::cosh, a, DType::F32); });
     run("erf f32", 2 * b4, [&] { (void)unary(UnaryOp::erf, a, DType::F32); });
+    run("erfc f32", 2 * b4, [&] { (void)unary(UnaryOp::erfc, a, DType::F32); });
     run("add f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::add, a, b, DType::F32, a.shape); });
     run("multiply f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::multiply, a, b, DType::F32, a.shape); });
     run("divide f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::divide, a, b, DType::F32, a.shape); });

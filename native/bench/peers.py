@@ -32,6 +32,7 @@ CASES = [
     ("sinh f32", 2, "sinh", "a"),
     ("cosh f32", 2, "cosh", "a"),
     ("erf f32", 2, "erf", "a"),
+    ("erfc f32", 2, "erfc", "a"),
     ("add f32 same shape", 3, "add", "a b"),
     ("multiply f32 same shape", 3, "multiply", "a b"),
     ("divide f32 same shape", 3, "divide", "a b"),
@@ -72,7 +73,7 @@ def bench_torch(n, cols, reps, iters, only):
     out = torch.empty_like(tensors["a"])
     ops = {"copy": out.copy_, "negate": torch.neg, "abs": torch.abs, "exp": torch.exp, "sigmoid": torch.sigmoid,
            "tanh": torch.tanh, "expm1": torch.expm1, "log": torch.log, "log1p": torch.log1p, "sqrt": torch.sqrt,
-           "sin": torch.sin, "cos": torch.cos, "tan": torch.tan, "sinh": torch.sinh, "cosh": torch.cosh, "erf": torch.erf, "add": torch.add, "multiply": torch.mul, "divide": torch.div,
+           "sin": torch.sin, "cos": torch.cos, "tan": torch.tan, "sinh": torch.sinh, "cosh": torch.cosh, "erf": torch.erf, "erfc": torch.erfc, "add": torch.add, "multiply": torch.mul, "divide": torch.div,
            "max": torch.maximum, "sum": torch.sum, "sum1": lambda x: x.sum(1), "sum0": lambda x: x.sum(0)}
 
     def time_calls(fn, args, iters):  # CUDA events around the calls
@@ -104,7 +105,8 @@ def bench_jax(n, cols, reps, iters, only):
     plain = {"copy": lambda x: x + 0.0, "negate": jnp.negative, "abs": jnp.abs, "exp": jnp.exp,
              "sigmoid": jax.nn.sigmoid, "tanh": jnp.tanh, "expm1": jnp.expm1, "log": jnp.log, "log1p": jnp.log1p,
              "sqrt": jnp.sqrt, "sin": jnp.sin, "cos": jnp.cos, "tan": jnp.tan, "sinh": jnp.sinh,
-             "cosh": jnp.cosh, "erf": jax.scipy.special.erf, "add": jnp.add,
+             "cosh": jnp.cosh, "erf": jax.scipy.special.erf,
+             "erfc": jax.scipy.special.erfc, "add": jnp.add,
              "multiply": jnp.multiply, "divide": jnp.divide, "max": jnp.maximum, "sum": jnp.sum,
              "sum1": lambda x: jnp.sum(x, 1), "sum0": lambda x: jnp.sum(x, 0)}
     ops = {k: jax.jit(f) for k, f in plain.items()}

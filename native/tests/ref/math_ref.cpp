@@ -297,32 +297,47 @@ Stats measure_f64(Device& dev, const MathFn& fn, const std::vector<double>& x, c
 }
 
 // The f32-only fast path (nx_NAME_ff_f32) on its own: [settled, bits] per input.
-std::vector<std::pair<bool, float>> run_ff_f32(Device& dev, const std::string& name, const std::vector<float>& x) {
+namespace {
+// Per input, whether `call` (bool f(x, out float r), x read as `x`) settled it and its r.
+std::vector<std::pair<bool, float>> run_settling(Device& dev, const std::string& label, const std::string& functions,
+                                                 const std::string& setup, std::span<const uint32_t> table,
+                                                 const std::string& call, const std::vector<float>& x) {
   const int64_t n = static_cast<int64_t>(x.size());
   Tensor tx = from_binary(dev, DType::F32, {n}, std::as_bytes(std::span<const float>(x)));
-  Tensor out = empty_tensor(dev, DType::U32, {2 * n}, "ff");
+  Tensor out = empty_tensor(dev, DType::U32, {2 * n}, label);
   dev.fill(*out.buffer, 0, out.buffer->size(), 0xdeadbeefu);
-  const std::string src = gen::preamble(dev.caps()) + gen::math_library_glsl(dev.caps()) + gen::math_ff_f32_glsl(2, dev.caps()) +
+  const std::string src = gen::preamble(dev.caps()) + gen::math_library_glsl(dev.caps()) + functions +
                           gen::buffer(0, "src", DType::F32, true) + gen::buffer(1, "dst", DType::U32, false) +
                           "layout(push_constant) uniform Push { uint n; } pc;\n" +
-                          "void main() {\n  " + gen::math_ff_f32_setup(name) +
+                          "void main() {\n  " + setup +
                           "\n  for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += grid_stride()) {\n"
-                          "    float r = 0.0;\n    bool ok = nx_" + name + "_ff_f32(uintBitsToFloat(src.w[i]), r);\n"
+                          "    float x = uintBitsToFloat(src.w[i]);\n    float r = 0.0;\n    bool ok = " + call + ";\n"
                           "    dst.w[2u * i] = ok ? 1u : 0u;\n    dst.w[2u * i + 1u] = floatBitsToUint(r);\n  }\n}\n";
-  auto table = gen::math_ff_f32_table(name);
+  const uint32_t one_word = 0;
+  if (table.empty()) table = std::span<const uint32_t>(&one_word, 1);
   BufferView views[] = {{tx.buffer}, {out.buffer}, dev.params(table.data(), table.size_bytes())};
   uint32_t nn = static_cast<uint32_t>(n);
-  gen::launch(dev, "ff_" + name, src, views, gen::bytes_of(nn), nn);
+  gen::launch(dev, label, src, views, gen::bytes_of(nn), nn);
   auto bytes = to_binary(out);
   std::vector<std::pair<bool, float>> r(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
     uint32_t w[2];
     std::memcpy(w, bytes.data() + 8 * i, 8);
-    if (w[0] > 1u) fail(ErrorKind::Internal, "run_ff_f32: element " + std::to_string(i) + " unwritten");
+    if (w[0] > 1u) fail(ErrorKind::Internal, label + ": element " + std::to_string(i) + " unwritten");
     std::memcpy(&r[i].second, &w[1], 4);
     r[i].first = w[0] == 1u;
   }
   return r;
+}
+}  // namespace
+
+std::vector<std::pair<bool, float>> run_ff_f32(Device& dev, const std::string& name, const std::vector<float>& x) {
+  return run_settling(dev, "ff_" + name, gen::math_ff_f32_glsl(2, dev.caps()), gen::math_ff_f32_setup(name),
+                      gen::math_ff_f32_table(name), "nx_" + name + "_ff_f32(x, r)", x);
+}
+
+std::vector<std::pair<bool, float>> run_fast_f32(Device& dev, const std::string& name, const std::vector<float>& x) {
+  return run_settling(dev, "fast_" + name, gen::math_fast_f32_glsl(), "", {}, "nx_" + name + "_fast_f32(double(x), r)", x);
 }
 
 }  // namespace nxvk::mathref
