@@ -2,7 +2,6 @@
 // are read in place through broadcast strides; dims are collapsed on the host so that the common
 // cases (same shape, scalar, [N, M] with [M] or [N, 1]) need no index arithmetic or one division.
 #include <algorithm>
-#include <optional>
 
 #include "ops/codegen.hpp"
 #include "ops/elementwise_internal.hpp"
@@ -108,10 +107,6 @@ std::string settled(const elementwise::Body& body) {
   return body.slow.empty() ? body.statements : body.statements + " if (slow) { " + body.slow + " }";
 }
 
-std::string slow_bits_decl(uint32_t binding) {
-  return "layout(std430, binding = " + std::to_string(binding) + ") buffer NxSlow_t { uint w[]; } nx_slow;\n";
-}
-
 bool word_type(DType t) { return t == DType::U32 || t == DType::S32 || t == DType::F32; }
 
 // The value of a 32-bit element from its storage word.
@@ -126,10 +121,8 @@ std::string from_word(DType t, const std::string& w) {
 // 512 contiguous bytes per access, which the scalar loop cannot keep in flight), a rank-2
 // broadcast operand by stepping its row and column instead of dividing per element, and a
 // scalar operand once. The last n % 4 elements are done one per invocation.
-// With `slow_bits` (the binding of a word per 32 elements, zeroed), unsettled elements are
-// marked there instead of settled (Body::slow_in_second_pass).
 std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vector<Access>& access, DType out_type,
-                        const Body& body, bool unroll, std::optional<uint32_t> slow_bits) {
+                        const Body& body, bool unroll) {
   std::string decls, per_quad, per_lane, step, tail;
   for (size_t k = 0; k < inputs.size(); ++k) {
     const std::string var(1, static_cast<char>('a' + k)), name = "in_" + var;
@@ -190,7 +183,6 @@ std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vec
                   "uvec4 nx_set_lane(uvec4 r, uint e, uint v) {\n"
                   "  return uvec4(e == 0u ? v : r.x, e == 1u ? v : r.y, e == 2u ? v : r.z, e == 3u ? v : r.w);\n}\n";
   s += "layout(std430, binding = " + std::to_string(inputs.size()) + ") writeonly buffer dst4_t { uvec4 w[]; } dst4;\n";
-  if (slow_bits) s += slow_bits_decl(*slow_bits);
   s += "void main() {\n  " + body.setup + "\n  uint quads = pc.n / 4u;\n";
   s += "  for (uint q = gl_GlobalInvocationID.x; q < quads; q += grid_stride()) {\n";
   // Lanes the fast statements leave unsettled (body.slow) are redone after the four, in one
@@ -207,37 +199,15 @@ std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vec
   } else {
     s += "    [[dont_unroll]] for (uint e = 0u; e < 4u; ++e) {\n" + lane;
   }
-  if (defer && slow_bits)  // quad q's four bits: element 4q + e is bit (4q + e) % 32 of word (4q + e) / 32
-    s += "    if (slowmask != 0u) atomicOr(nx_slow.w[q >> 3u], slowmask << ((q & 7u) * 4u));\n";
-  else if (defer)
+  if (defer)
     s += "    if (slowmask != 0u) {\n      [[dont_unroll]] for (uint e = 0u; e < 4u; ++e) {\n"
          "        if ((slowmask & (1u << e)) == 0u) continue;\n        uint i = q * 4u + e;\n        " + per_lane +
          "\n        " + body.statements + "\n        " + body.slow + "\n        outv = nx_set_lane(outv, e, " + store +
          ");\n      }\n    }\n";
   s += "    dst4.w[q] = outv;\n  }\n";
   s += "  uint i = quads * 4u + gl_GlobalInvocationID.x;\n";
-  const std::string tail_statements =
-      slow_bits ? body.statements + " if (slow) atomicOr(nx_slow.w[i >> 5u], 1u << (i & 31u));" : settled(body);
-  s += "  if (i < pc.n) {\n    " + tail + "\n    " + tail_statements + "\n    dst.w[i] = " + store + ";\n  }\n}\n";
+  s += "  if (i < pc.n) {\n    " + tail + "\n    " + settled(body) + "\n    dst.w[i] = " + store + ";\n  }\n}\n";
   return s;
-}
-
-// The second kernel of Body::slow_in_second_pass: `slow` for each element marked in nx_slow.
-std::string second_pass_main(const std::vector<const Tensor*>& inputs, const std::vector<Access>& access,
-                             DType out_type, const Body& body, uint32_t slow_bits) {
-  std::string loads;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    const std::string var(1, static_cast<char>('a' + k));
-    loads += gen::value_type(inputs[k]->type) + " " + var + " = " + gen::load(inputs[k]->type, "in_" + var, access[k].index) + "; ";
-  }
-  return slow_bits_decl(slow_bits) +
-         "void main() {\n"
-         "  uint words = (pc.n + 31u) / 32u;\n"
-         "  for (uint word = gl_GlobalInvocationID.x; word < words; word += grid_stride()) {\n"
-         "    for (uint m = nx_slow.w[word]; m != 0u; m &= m - 1u) {\n"
-         "      uint i = word * 32u + uint(findLSB(m));\n"
-         "      " + loads + "\n      " + body.v_type + " v; " + body.slow + "\n"
-         "      dst.w[i] = " + gen::store_value(out_type, "v", body.v_type) + ";\n    }\n  }\n}\n";
 }
 
 // Generates and runs one elementwise kernel over `inputs` (named a, b, c, ... in `body`).
@@ -246,6 +216,8 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
   Device& device = inputs[0]->device();
   for (const Tensor* t : inputs) require_type(device.caps(), t->type, label);
   require_type(device.caps(), out_type, label);
+  Capabilities caps = device.caps();  // the kernel's
+  if (body.without_f64) caps.float64 = false;
   const int64_t n64 = shape_size(out_shape);
   gen::check_index_range(label, n64);
   Tensor out = empty_tensor(device, out_type, out_shape, label);
@@ -255,13 +227,6 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
   for (const Tensor* t : inputs) shapes.push_back(&t->shape);
   std::vector<Access> access = plan_access(out_shape, shapes, params);
   if (params.empty()) params.push_back(0);
-  const bool second_pass =
-      body.slow_in_second_pass && word_type(out_type) &&
-      std::all_of(access.begin(), access.end(), [](const Access& a) { return a.kind == Access::Kind::same; });
-  Capabilities caps = device.caps();  // the kernel's; f64 stays where the slow statements need it in the kernel
-  if (body.without_f64 && (second_pass || !body.slow_in_second_pass)) caps.float64 = false;
-  const uint32_t nb = static_cast<uint32_t>(inputs.size());
-  const uint32_t slow_binding = nb + 2 + (body.table.empty() ? 0 : 1);  // after dst, params and the table
   std::string src = gen::preamble(caps);
   if (math) src += gen::math_library_glsl(caps);
   src += helpers(caps) + body.functions;
@@ -273,6 +238,7 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
     loads += gen::value_type(inputs[k]->type) + " " + var + " = " + gen::load(inputs[k]->type, "in_" + var, "i_" + var) + "; ";
     views.push_back({inputs[k]->buffer});
   }
+  const uint32_t nb = static_cast<uint32_t>(inputs.size());
   src += gen::buffer(nb, "dst", out_type, false) + gen::params_buffer(nb + 1) +
          "layout(push_constant) uniform Push { uint n; } pc;\n";
   std::string index_decls;
@@ -283,8 +249,7 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
   const uint32_t n = static_cast<uint32_t>(n64);
   uint64_t invocations = gen::elementwise_invocations(out_type, n);
   if (word_type(out_type)) {
-    src += vector_main(inputs, access, out_type, body, !body.large,
-                       second_pass ? std::optional<uint32_t>(slow_binding) : std::nullopt);
+    src += vector_main(inputs, access, out_type, body, !body.large);
     invocations = std::max<uint64_t>(n / 4, n % 4);
   } else {
     if (!body.setup.empty()) fail(ErrorKind::Internal, label + ": a body with setup needs a 32-bit output");
@@ -299,26 +264,7 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
     device.write(*table, 0, body.table.data(), body.table.size_bytes());
     views.push_back({table});
   }
-  if (!second_pass) {
-    gen::launch(device, label, src, views, gen::bytes_of(n), invocations);
-    return out;
-  }
-  // One bit per element, zeroed, set by the first kernel where it left the element unsettled.
-  const uint32_t words = (n + 31) / 32;
-  Tensor slow_bits = empty_tensor(device, DType::U32, {int64_t{words}}, label);
-  device.fill(*slow_bits.buffer, 0, uint64_t{words} * 4, 0);
-  views.push_back({slow_bits.buffer});
   gen::launch(device, label, src, views, gen::bytes_of(n), invocations);
-  const Capabilities& full = device.caps();
-  std::string second = gen::preamble(full) + gen::math_library_glsl(full) + helpers(full);
-  for (uint32_t k = 0; k < nb; ++k)
-    second += gen::buffer(k, "in_" + std::string(1, static_cast<char>('a' + k)), inputs[k]->type, true);
-  second += gen::buffer(nb, "dst", out_type, false) + gen::params_buffer(nb + 1) +
-            "layout(push_constant) uniform Push { uint n; } pc;\n" +
-            second_pass_main(inputs, access, out_type, body, nb + 2);
-  std::vector<BufferView> second_views(views.begin(), views.begin() + nb + 2);  // inputs, dst, params
-  second_views.push_back({slow_bits.buffer});
-  gen::launch(device, label + "_slow", second, second_views, gen::bytes_of(n), words);
   return out;
 }
 

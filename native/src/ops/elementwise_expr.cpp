@@ -598,10 +598,9 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
     if (!is_float(out)) bad(name, std::string("the output type must be a float type, got ") + type_name(out));
     if (t == DType::F32 && out == DType::F32 && gen::use_math_ff_f32(caps, name)) {
       // The fast path in f32 arithmetic, correctly rounded where it settles (nearly every input);
-      // the rest by the accurate f64 function where the device has f64 (in a second kernel over
-      // the elements left unsettled, so the kernel every element goes through has no f64), else
-      // the f32 library's. A function that settles all needs neither: its lanes run the first
-      // stage and the function's remainder is deferred to those that stage leaves.
+      // the rest by the accurate f64 function where the device has f64, else the f32 library's.
+      // A function that settles all needs neither, so its kernel has no f64 at all: its lanes run
+      // the first stage and the function's remainder is deferred to those that stage leaves.
       const bool settles_all = gen::math_ff_f32_settles_all(name);
       const std::string first = settles_all ? gen::math_ff_f32_first_stage(name) : "nx_" + name + "_ff_f32";
       Capabilities kernel_caps = caps;
@@ -613,8 +612,7 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
                                  : "v = nx_" + name + "_f32(a);";
       body.setup = gen::math_ff_f32_setup(name);
       body.table = gen::math_ff_f32_table(name);
-      body.slow_in_second_pass = !settles_all && caps.float64;
-      body.without_f64 = settles_all || body.slow_in_second_pass;
+      body.without_f64 = settles_all;
       return body;
     }
     if (caps.float64 && out == DType::F32 && gen::has_math_fast_f32(name)) {

@@ -56,11 +56,6 @@ struct Body {
   // Generated as for a device without f64 (the statements use none): on NVIDIA's driver a kernel
   // that merely declares the Float64 capability runs slower (docs/BENCHMARKS.md).
   bool without_f64 = false;
-  // With `slow` and without_f64: `slow` needs f64 and reads only the inputs (it declares nothing
-  // `statements` computes but v). The kernel marks the elements it leaves unsettled, one bit
-  // each, and a second kernel (with f64) runs `slow` for the marked elements only, so the kernel
-  // every element goes through declares no f64. Word outputs, same-shape inputs.
-  bool slow_in_second_pass = false;
 };
 // The binding of Body::table in a unary kernel: after a, dst and the params block.
 constexpr uint32_t kUnaryTableBinding = 3;
