@@ -1,8 +1,8 @@
 // Batched submission: commands are recorded into the open batch under one lock; a batch is
 // submitted when full, when it holds enough work for an idle GPU, or when the host needs its
-// results, signalling the next value of a timeline
-// semaphore. Buffers used by a batch stay referenced until that value has completed, so nothing
-// is reused while the GPU may still touch it.
+// results, signalling the next value of a timeline semaphore. Buffers used by a batch stay
+// referenced until that value has completed, so nothing is reused while the GPU may still touch
+// it.
 #include <algorithm>
 #include <cstring>
 
