@@ -4,9 +4,9 @@
 //
 // Method: inputs are random (never zeros); each case runs one untimed repetition to warm up
 // (kernel compile, pipeline creation, and as many output buffers in the allocator's cache as
-// I calls in flight need: creating 1 GiB takes about 20 ms on the H200), then R repetitions of I back-to-back dispatches, each
-// repetition timed by the wall clock from the first record to the completion of a sync, divided
-// by I. The median repetition is reported, with the bytes the op must move (reads + writes) per
+// I calls in flight need: creating 1 GiB takes about 20 ms on the H200), then R repetitions of
+// I back-to-back dispatches, each repetition timed by the wall clock from the first record to
+// the completion of a sync, divided by I. The median repetition is reported, with the bytes the op must move (reads + writes) per
 // second and the ratio to the best copy bandwidth of this run (vkCmdCopyBuffer or our copy
 // kernel, whichever is faster), and the host's time per call (the median over the repetitions
 // of the time to issue the I calls, before the sync, divided by I): the runtime submits a large
