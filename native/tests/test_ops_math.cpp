@@ -106,6 +106,42 @@ void special_pairs(std::vector<F>& x, std::vector<F>& y) {
     }
 }
 
+// The plain-double fast paths' tables: 2^(j/64), and per log cell kLogTable's c with -log c,
+// each the double nearest the value (within half an ulp of long double's exp2l and logl).
+double table_double(std::span<const uint32_t> w, size_t k) {
+  uint64_t bits = uint64_t(w[2 * k]) | (uint64_t(w[2 * k + 1]) << 32);
+  double d;
+  std::memcpy(&d, &bits, 8);
+  return d;
+}
+bool nearest_double(double d, long double exact) {
+  long double half_ulp = std::ldexp(0.5L, std::ilogb(d) - 52);
+  return std::fabs(static_cast<long double>(d) - exact) <= half_ulp * (1 + 0x1p-10L);
+}
+TEST(MathTables, ExpTableHoldsTwoToTheJOver64) {
+  auto w = gen::math_fast_f32_table("exp");
+  ASSERT_EQ(w.size(), 128u);
+  for (int j = 0; j < 64; ++j) EXPECT_TRUE(nearest_double(table_double(w, j), std::exp2l(j / 64.0L))) << "j = " << j;
+}
+TEST(MathTables, LogTableHoldsTheF32CellsAndTheirLogs) {
+  auto w = gen::math_fast_f32_table("log");
+  auto cells = gen::math_ff_f32_table("log");  // per cell: c as f32 bits, -log c (hi, lo), 0
+  ASSERT_EQ(w.size(), 4u * 129u);
+  for (int j = 0; j < 129; ++j) {
+    float c;
+    std::memcpy(&c, &cells[4 * (j + 53)], 4);
+    EXPECT_EQ(table_double(w, 2 * j), double(c)) << "cell " << j + 53;
+    if (c == 1.0f) {
+      EXPECT_EQ(table_double(w, 2 * j + 1), 0.0) << "cell " << j + 53;
+    } else {
+      EXPECT_TRUE(nearest_double(table_double(w, 2 * j + 1), -std::log(static_cast<long double>(c)))) << "cell " << j + 53;
+    }
+  }
+  // m in [sqrt(1/2), 1) and [1, sqrt(2)) falls in cells 53..181, the two around 1 with c = 1.
+  EXPECT_EQ(table_double(w, 2 * (127 - 53)), 1.0);
+  EXPECT_EQ(table_double(w, 2 * (128 - 53)), 1.0);
+}
+
 TEST_P(MathTest, F64WithinBound) {
   if (!device().caps().float64) GTEST_SKIP() << "device without f64";
   auto x = mathref::inputs_f64(fn(), kInputs, seed()), y = mathref::inputs_f64(fn(), kInputs, seed(), true);
@@ -177,7 +213,8 @@ TEST_P(MathTest, F32FastPathEqualsAccurate) {
   EXPECT_GT(double(settled), 0.5 * double(x.size())) << "the fast path settles too little";
 }
 
-// Uniform samples of the f32-only path's main range, and the edges of its special ranges.
+// Uniform samples of the fast paths' main ranges, and the edges of their special ranges (the
+// f32-only and the plain-double paths share them).
 std::vector<float> ff_inputs(const std::string& name, uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<float> x;
@@ -293,28 +330,40 @@ TEST_P(MathTest, F32OnlyDeviceTakesTheFastPath) {
   EXPECT_GT(settled, x.size() / 2) << "the fast path settles too little";
 }
 
-// On a device with f64, where the op library runs nx_NAME_ff_f32 for f32 (exp, sigmoid; sqrt
-// where fma rounds once), the accurate f64 function takes the inputs it leaves unsettled: every
-// element is the accurate path's, and the inputs include unsettled ones (the special ranges'
-// edges), so that both halves of the kernel run. sqrt settles every input.
+// On a device with f64 the op library's f32 kernel runs a fast path per lane: f32 arithmetic
+// (nx_NAME_ff_f32: sqrt where fma rounds once) or plain double (nx_NAME_fast_f32: exp, sigmoid,
+// log, sin, ...). Whether NAME has one there, and what it does alone: [settled, bits] per input.
+bool has_lane_path(const Capabilities& caps, const std::string& name) {
+  return gen::use_math_ff_f32(caps, name) || gen::has_math_fast_f32(name);
+}
+bool lane_path_settles_all(const Capabilities& caps, const std::string& name) {
+  return gen::use_math_ff_f32(caps, name) && gen::math_ff_f32_settles_all(name);
+}
+std::vector<std::pair<bool, float>> run_lane_path(Device& dev, const std::string& name, const std::vector<float>& x) {
+  return gen::use_math_ff_f32(dev.caps(), name) ? mathref::run_ff_f32(dev, name, x) : mathref::run_fast_f32(dev, name, x);
+}
+
+// The accurate f64 function takes the inputs the lane path leaves unsettled: every element is
+// the accurate path's, and the inputs include unsettled ones (the special ranges' edges), so
+// that both halves of the kernel run. sqrt's f32-arithmetic path settles every input.
 TEST_P(MathTest, F64DeviceTakesTheFastPath) {
   if (!device().caps().float64) GTEST_SKIP() << "device without f64";
-  if (!gen::use_math_ff_f32(device().caps(), GetParam())) GTEST_SKIP() << "the op library does not use it with f64";
+  if (!has_lane_path(device().caps(), GetParam())) GTEST_SKIP() << "no fast path per lane";
   auto x = mathref::inputs_f32(fn(), 2 * kInputs, seed());
   auto main_range = ff_inputs(GetParam(), seed() + 2);
   x.insert(x.end(), main_range.begin(), main_range.end());
-  auto ff = mathref::run_ff_f32(device(), GetParam(), x);
+  auto lane = run_lane_path(device(), GetParam(), x);
   auto accurate = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, x, x);
   auto op = op_f32(device(), GetParam(), x);
   size_t diffs = 0, unsettled = 0;
   for (size_t i = 0; i < x.size(); ++i) {
-    unsettled += !ff[i].first;
+    unsettled += !lane[i].first;
     if (!same_result(op[i], accurate[i]) && diffs++ < 5)
       ADD_FAILURE() << GetParam() << "(" << std::hexfloat << x[i] << "): op " << op[i] << ", accurate " << accurate[i]
-                    << (ff[i].first ? " (settled)" : " (unsettled)");
+                    << (lane[i].first ? " (settled)" : " (unsettled)");
   }
   EXPECT_EQ(diffs, 0u) << "of " << x.size();
-  if (gen::math_ff_f32_settles_all(GetParam())) {  // its kernel has no accurate function
+  if (lane_path_settles_all(device().caps(), GetParam())) {  // its kernel has no accurate function
     EXPECT_EQ(unsettled, 0u);
     return;
   }
@@ -322,23 +371,23 @@ TEST_P(MathTest, F64DeviceTakesTheFastPath) {
   EXPECT_LT(unsettled, x.size() / 2) << "the fast path settles too little";
 }
 
-// The kernel redoes the lanes its f32 fast path leaves unsettled after the four of a quad (and
-// in the tail, inline): inputs the fast path leaves unsettled, with its candidate wrong where
+// The kernel redoes the lanes its fast path leaves unsettled after the four of a quad (and in
+// the tail, inline): inputs the fast path leaves unsettled, with its candidate wrong where
 // possible, sit in every lane of a quad, in the last quad and in the tail (203 = 50 quads and
 // 3), among settled ones.
 TEST_P(MathTest, F64DeviceRedoesEveryUnsettledLane) {
   if (!device().caps().float64) GTEST_SKIP() << "device without f64";
-  if (!gen::use_math_ff_f32(device().caps(), GetParam()) || gen::math_ff_f32_settles_all(GetParam()))
+  if (!has_lane_path(device().caps(), GetParam()) || lane_path_settles_all(device().caps(), GetParam()))
     GTEST_SKIP() << "no accurate function in this kernel";
   auto pool = mathref::inputs_f32(fn(), 2 * kInputs, seed());
   auto main_range = ff_inputs(GetParam(), seed() + 3);
   pool.insert(pool.end(), main_range.begin(), main_range.end());
-  auto ff = mathref::run_ff_f32(device(), GetParam(), pool);
+  auto lane = run_lane_path(device(), GetParam(), pool);
   auto accurate_pool = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, pool, pool);
   std::vector<float> settled, unsettled, wrong;
   for (size_t i = 0; i < pool.size(); ++i) {
-    if (ff[i].first) settled.push_back(pool[i]);
-    else (same_result(ff[i].second, accurate_pool[i]) ? unsettled : wrong).push_back(pool[i]);
+    if (lane[i].first) settled.push_back(pool[i]);
+    else (same_result(lane[i].second, accurate_pool[i]) ? unsettled : wrong).push_back(pool[i]);
   }
   ASSERT_GE(settled.size(), 203u);
   std::vector<float> hard = wrong.empty() ? unsettled : wrong;

@@ -413,8 +413,8 @@ uint64_t elementwise_invocations(DType out_type, uint64_t n) {
 }
 
 std::string elementwise_main(DType out_type, const std::string& out, const std::string& body,
-                             const std::string& v_type, bool canonical_nan) {
-  std::string s = "void main() {\n";
+                             const std::string& v_type, bool canonical_nan, const std::string& setup) {
+  std::string s = "void main() {\n" + (setup.empty() ? "" : "  " + setup + "\n");
   if (narrow(out_type)) {
     const uint32_t bits = type_info(out_type).bits;
     const uint32_t per_word = 32 / bits;

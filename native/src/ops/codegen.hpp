@@ -68,9 +68,10 @@ std::string convert_helpers(const Capabilities& caps);
 // rounded to the output type here, once, to nearest even (bf16: as Nx.BinaryBackend, the f32
 // value truncated), with NaN written as Nx's canonical quiet NaN; for other outputs v_type must
 // be value_type(out_type). Narrow types are packed into whole words; the loop is grid-stride,
-// so any n fits in a bounded dispatch. `canonical_nan=false` keeps f32/f64 NaN bits.
+// so any n fits in a bounded dispatch. `canonical_nan=false` keeps f32/f64 NaN bits. `setup`
+// runs first (every invocation: filling shared memory).
 std::string elementwise_main(DType out_type, const std::string& out, const std::string& body,
-                             const std::string& v_type, bool canonical_nan = true);
+                             const std::string& v_type, bool canonical_nan = true, const std::string& setup = "");
 
 // Expression giving the stored bits of `v` (held as `v_type`) for the output type: a uint for
 // types of 32 bits or less, else the 64-bit storage value. Used by elementwise_main and by

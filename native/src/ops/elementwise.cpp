@@ -123,7 +123,10 @@ std::string from_word(DType t, const std::string& w) {
 // scalar operand once. The last n % 4 elements are done one per invocation.
 std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vector<Access>& access, DType out_type,
                         const Body& body, bool unroll) {
-  std::string decls, per_quad, per_lane, step, tail;
+  std::string decls, per_quad, per_lane, step, tail, prologue;
+  // A heavy body (one with slow statements: the math fast paths) keeps the next quad's load in
+  // flight while it computes this one's.
+  const bool prefetch = !body.slow.empty();
   for (size_t k = 0; k < inputs.size(); ++k) {
     const std::string var(1, static_cast<char>('a' + k)), name = "in_" + var;
     const DType t = inputs[k]->type;
@@ -134,7 +137,13 @@ std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vec
       case Access::Kind::same:
         if (word_type(t)) {
           decls += vec4_decl(k, name);
-          per_quad += "uvec4 r_" + var + " = " + name + "4.w[q]; ";
+          if (prefetch) {
+            prologue += "uvec4 next_" + var + " = q0 < quads ? " + name + "4.w[q0] : uvec4(0u); ";
+            per_quad += "uvec4 r_" + var + " = next_" + var + "; if (q + grid_stride() < quads) next_" + var + " = " +
+                        name + "4.w[q + grid_stride()]; ";
+          } else {
+            per_quad += "uvec4 r_" + var + " = " + name + "4.w[q]; ";
+          }
           per_lane += vt + " " + var + " = " + from_word(t, "nx_lane(r_" + var + ", e)") + "; ";
         } else {
           per_lane += vt + " " + var + " = " + gen::load(t, name, "i") + "; ";
@@ -184,7 +193,8 @@ std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vec
                   "  return uvec4(e == 0u ? v : r.x, e == 1u ? v : r.y, e == 2u ? v : r.z, e == 3u ? v : r.w);\n}\n";
   s += "layout(std430, binding = " + std::to_string(inputs.size()) + ") writeonly buffer dst4_t { uvec4 w[]; } dst4;\n";
   s += "void main() {\n  " + body.setup + "\n  uint quads = pc.n / 4u;\n";
-  s += "  for (uint q = gl_GlobalInvocationID.x; q < quads; q += grid_stride()) {\n";
+  s += "  uint q0 = gl_GlobalInvocationID.x; " + prologue + "\n";
+  s += "  for (uint q = q0; q < quads; q += grid_stride()) {\n";
   // Lanes the fast statements leave unsettled (body.slow) are redone after the four, in one
   // rolled loop; operands stepped per lane (step) cannot be re-read, so those settle in place.
   const bool defer = !body.slow.empty() && step.empty();

@@ -618,10 +618,13 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
     if (caps.float64 && out == DType::F32 && gen::has_math_fast_f32(name)) {
       // The fast path per lane; the accurate function (large: dd, or glibc's code for sigmoid)
       // only for the lanes it leaves unsettled.
-      Body body{"double fx = " + to_compute(caps, t, "a") + "; float v; bool slow = !nx_" + name + "_fast_f32(fx, v);",
+      const std::string widen = t == DType::F32 && (name == "exp" || name == "cosh") ? "double(a)" : to_compute(caps, t, "a");
+      Body body{"double fx = " + widen + "; float v; bool slow = !nx_" + name + "_fast_f32(fx, v);",
                 "float"};
-      body.functions = gen::math_fast_f32_glsl();
+      body.functions = gen::math_fast_f32_glsl(kUnaryTableBinding);
       body.slow = "v = nx_double_to_float(nx_" + name + "(fx));";
+      body.setup = gen::math_fast_f32_setup(name);
+      body.table = gen::math_fast_f32_table(name);
       return body;
     }
     const std::string fn = std::string("nx_") + name + (caps.float64 ? "" : "_f32");

@@ -6,9 +6,10 @@
 //   double nx_NAME(double x)     (only where caps.float64)  f64 path, also used for f32/f16/bf16
 //                                tensors on f64 devices (rounded once by nx_double_to_float)
 //   float  nx_NAME_f32(float x)  f32-only path for devices without f64
-// and, in math_fast_f32_glsl() (after the library; only where caps.float64),
-//   bool   nx_NAME_fast_f32(double x, out float r)  for NAME in {expm1 log log1p sqrt tanh sinh
-//                                cosh sin cos tan}:
+// and, in math_fast_f32_glsl(binding) (after the library; only where caps.float64; its kernels
+// bind math_fast_f32_table(NAME) and run math_fast_f32_setup(NAME) at the start of main()),
+//   bool   nx_NAME_fast_f32(double x, out float r)  for NAME in {exp expm1 log log1p sqrt
+//                                tanh sinh cosh sin cos tan erf erfc}:
 //                                r = the f32 result of nx_NAME where the fast path settles it,
 //                                else false
 //   float  nx_NAME_to_f32(double x)  the same, with nx_NAME as the fallback
@@ -33,9 +34,13 @@
 namespace nxvk::gen {
 
 std::string math_library_glsl(const Capabilities& caps);
-// Whether NAME has a fast nx_NAME_to_f32; their GLSL (math_fast_f32.inc).
+// Whether NAME has a fast nx_NAME_to_f32; their GLSL (math_fast_f32.inc, reading buffer
+// `table_binding`), the statements main() must start with, and the words to bind there (one
+// word where NAME needs no table).
 bool has_math_fast_f32(const std::string& name);
-std::string math_fast_f32_glsl();
+std::string math_fast_f32_glsl(uint32_t table_binding);
+std::string math_fast_f32_setup(const std::string& name);
+std::span<const uint32_t> math_fast_f32_table(const std::string& name);
 // Whether NAME has nx_NAME_ff_f32; their GLSL (reading buffer `table_binding`), the statements
 // main() must start with, and the words to bind there (one word where NAME needs no table).
 bool has_math_ff_f32(const std::string& name);

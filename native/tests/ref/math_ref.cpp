@@ -73,6 +73,8 @@ const std::vector<MathFn> kFns = {
      [](double y, double x) -> double { return std::atan2(y, x); }, -10, 10},
 };
 
+bool uses_fast_f32(const MathFn& fn, Path path) { return path == Path::F32ViaF64 && gen::has_math_fast_f32(fn.name); }
+
 std::string kernel(const Capabilities& caps, const MathFn& fn, Path path) {
   const bool f64 = path == Path::F64;
   const DType io = f64 ? DType::F64 : DType::F32;
@@ -89,13 +91,15 @@ std::string kernel(const Capabilities& caps, const MathFn& fn, Path path) {
     y = "nx_f32_to_f64(" + y + ")";
   }
   std::string args = fn.arity == 2 ? x + ", " + y : x;
-  if (path == Path::F32ViaF64 && gen::has_math_fast_f32(fn.name)) {
+  std::string setup;
+  if (uses_fast_f32(fn, path)) {
     // What the op library runs for an f32 result: the fast path with the accurate fallback.
-    s += gen::math_fast_f32_glsl();
+    s += gen::math_fast_f32_glsl(3);
+    setup = gen::math_fast_f32_setup(fn.name);
     call = std::string("nx_") + fn.name + "_to_f32";
     vt = "float";
   }
-  s += gen::elementwise_main(io, "dst", vt + " v = " + call + "(" + args + ");", vt, false);
+  s += gen::elementwise_main(io, "dst", vt + " v = " + call + "(" + args + ");", vt, false, setup);
   return s;
 }
 
@@ -107,7 +111,11 @@ std::vector<T> run(Device& dev, const MathFn& fn, Path path, const std::vector<T
   Tensor ty = fn.arity == 2 ? from_binary(dev, io, {n}, std::as_bytes(std::span<const T>(y))) : tx;
   Tensor out = empty_tensor(dev, io, {n}, "math_ref");
   dev.fill(*out.buffer, 0, out.buffer->size(), 0xdeadbeefu);
-  BufferView views[] = {{tx.buffer}, {ty.buffer}, {out.buffer}};
+  std::vector<BufferView> views = {{tx.buffer}, {ty.buffer}, {out.buffer}};
+  if (uses_fast_f32(fn, path)) {
+    auto table = gen::math_fast_f32_table(fn.name);
+    views.push_back(dev.params(table.data(), table.size_bytes()));
+  }
   uint32_t nn = static_cast<uint32_t>(n);
   gen::launch(dev, std::string("math_") + fn.name + "_" + path_name(path), kernel(dev.caps(), fn, path), views,
               gen::bytes_of(nn), gen::elementwise_invocations(io, n));
@@ -337,7 +345,8 @@ std::vector<std::pair<bool, float>> run_ff_f32(Device& dev, const std::string& n
 }
 
 std::vector<std::pair<bool, float>> run_fast_f32(Device& dev, const std::string& name, const std::vector<float>& x) {
-  return run_settling(dev, "fast_" + name, gen::math_fast_f32_glsl(), "", {}, "nx_" + name + "_fast_f32(double(x), r)", x);
+  return run_settling(dev, "fast_" + name, gen::math_fast_f32_glsl(2), gen::math_fast_f32_setup(name),
+                      gen::math_fast_f32_table(name), "nx_" + name + "_fast_f32(double(x), r)", x);
 }
 
 }  // namespace nxvk::mathref
