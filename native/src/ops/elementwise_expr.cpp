@@ -618,7 +618,8 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
     if (caps.float64 && out == DType::F32 && gen::has_math_fast_f32(name)) {
       // The fast path per lane; the accurate function (large: dd, or glibc's code for sigmoid)
       // only for the lanes it leaves unsettled.
-      const std::string widen = t == DType::F32 && (name == "exp" || name == "cosh") ? "double(a)" : to_compute(caps, t, "a");
+      const std::string widen =
+          t == DType::F32 && gen::math_fast_f32_flush_safe(name) ? "double(a)" : to_compute(caps, t, "a");
       Body body{"double fx = " + widen + "; float v; bool slow = !nx_" + name + "_fast_f32(fx, v);",
                 "float"};
       body.functions = gen::math_fast_f32_glsl(kUnaryTableBinding);
