@@ -1,16 +1,3 @@
-defmodule Nx.Vulkan.DoctestExclusions do
-  @moduledoc false
-
-  @doc """
-  Functions whose f64 doctests print different last digits from Nx.BinaryBackend because
-  BinaryBackend is the less exact one: it computes expm1 as exp(x) - 1, and erf_inv with a
-  single-precision approximation from the Complex library. We keep the accurate ones (within
-  1 ulp of the exact value, docs/CAPABILITIES.md). Every f32 example of these functions matches
-  BinaryBackend bit for bit, but ExUnit excludes by function, not by example.
-  """
-  def f64_digits, do: [erf_inv: 1, expm1: 1]
-end
-
 defmodule Nx.Vulkan.DoctestTest do
   @moduledoc """
   Nx's own doctests on this backend, the way other Nx backends run them. Host fallbacks are
@@ -26,10 +13,8 @@ defmodule Nx.Vulkan.DoctestTest do
     :ok
   end
 
-  # With host fallbacks allowed, every doctest of Nx runs here except these, each with its reason.
-  @excluded Nx.Vulkan.DoctestExclusions.f64_digits()
-
-  doctest Nx, except: @excluded
+  # With host fallbacks allowed, every doctest of Nx runs here.
+  doctest Nx
 end
 
 defmodule Nx.Vulkan.StrictDoctestTest do
@@ -106,7 +91,5 @@ defmodule Nx.Vulkan.StrictDoctestTest do
     is_nan: 1,
     is_infinity: 1
   ]
-  @excluded @not_built ++ Nx.Vulkan.DoctestExclusions.f64_digits()
-
-  doctest Nx, except: @excluded
+  doctest Nx, except: @not_built
 end

@@ -628,7 +628,9 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
       body.table = gen::math_fast_f32_table(name);
       return body;
     }
-    const std::string fn = std::string("nx_") + name + (caps.float64 ? "" : "_f32");
+    const std::string fn = !caps.float64 ? "nx_" + name + "_f32"
+                           : out == DType::F64 ? gen::math_f64_function(name)
+                                               : "nx_" + name;
     return {ft + " fx = " + to_compute(caps, t, "a") + "; " + ft + " v = " + fn + "(fx);", ft, true};
   }
   switch (op) {

@@ -45,6 +45,10 @@ std::string math_library_glsl(const Capabilities& caps) {
   return caps.float64 ? f32 + f64 : f32;
 }
 
+std::string math_f64_function(const std::string& name) {
+  return name == "expm1" || name == "erf_inv" ? "nx_" + name + "_nx" : "nx_" + name;
+}
+
 bool has_math_fast_f32(const std::string& name) {
   for (const char* n : kMathFastF32Names)
     if (name == n) return true;

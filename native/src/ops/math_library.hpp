@@ -34,6 +34,10 @@
 namespace nxvk::gen {
 
 std::string math_library_glsl(const Capabilities& caps);
+// The f64 function that an f64 tensor's NAME calls: nx_NAME, except nx_expm1_nx and
+// nx_erf_inv_nx, which give Nx.BinaryBackend's f64 bits (math_glibc.inc; f32, f16 and bf16
+// results keep the accurate nx_NAME).
+std::string math_f64_function(const std::string& name);
 // Whether NAME has a fast nx_NAME_to_f32; their GLSL (math_fast_f32.inc, reading buffer
 // `table_binding`), the statements main() must start with, and the words to bind there (one
 // word where NAME needs no table).

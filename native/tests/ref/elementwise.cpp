@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ref/float8.hpp"
+#include "ref/math_ref.hpp"
 
 namespace nxvk::ref {
 namespace {
@@ -251,6 +252,9 @@ Bytes unary(UnaryOp op, DType type, const Bytes& x, DType out, size_t count) {
       case UnaryOp::is_infinity: v = iv(a.is_float && std::isinf(a.f) ? 1 : 0); break;
       case UnaryOp::real: v = a; break;
       case UnaryOp::imag: v = fv(0.0); break;
+      case UnaryOp::erf_inv:  // Nx.BinaryBackend's approximation in f64, which f64 tensors get
+        v = fv(out == DType::F64 ? mathref::complex_erf_inv(to_double(a)) : unary_math(op, to_double(a)));
+        break;
       default: v = fv(unary_math(op, to_double(a))); break;
     }
     write_value(out, v, r, i);

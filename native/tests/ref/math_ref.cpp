@@ -40,6 +40,12 @@ ld erf_inv_ref(ld x) {
   return x < 0 ? -y : y;
 }
 
+// acc t + n rounded twice (volatile: never fused into an fma), as Erlang computes it.
+double mul_add(double acc, double t, double n) {
+  volatile double p = acc * t;
+  return p + n;
+}
+
 #define U1(name, expr) [](ld x, ld) -> ld { return expr; }
 #define D1(expr) [](double x, double) -> double { return expr; }
 
@@ -73,6 +79,33 @@ const std::vector<MathFn> kFns = {
      [](double y, double x) -> double { return std::atan2(y, x); }, -10, 10},
 };
 
+}  // namespace
+
+double complex_erf_inv(double z) {
+  if (std::isnan(z) || std::fabs(z) > 1) return NAN;
+  if (std::fabs(z) == 1) return std::copysign(INFINITY, z);
+  if (z == 0) return 0.0;  // the integer 0, for -0.0 too
+  volatile double omz = 1 - z, opz = 1 + z;
+  volatile double prod = omz * opz;
+  double w = -std::log(prod), p;
+  if (w < 5) {
+    const double t = w - 2.5;
+    p = 2.81022636e-08;
+    for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503, -0.00417768164,
+                     0.246640727, 1.50140941})
+      p = mul_add(p, t, c);
+  } else {
+    const double t = std::sqrt(w) - 3;
+    p = -0.000200214257;
+    for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047,
+                     1.00167406, 2.83297682})
+      p = mul_add(p, t, c);
+  }
+  return p * z;
+}
+
+namespace {
+
 bool uses_fast_f32(const MathFn& fn, Path path) { return path == Path::F32ViaF64 && gen::has_math_fast_f32(fn.name); }
 
 std::string kernel(const Capabilities& caps, const MathFn& fn, Path path) {
@@ -81,7 +114,7 @@ std::string kernel(const Capabilities& caps, const MathFn& fn, Path path) {
   std::string s = gen::preamble(caps) + gen::math_library_glsl(caps);
   s += gen::buffer(0, "xs", io, true) + gen::buffer(1, "ys", io, true) + gen::buffer(2, "dst", io, false);
   s += "layout(push_constant) uniform Push { uint n; } pc;\n";
-  std::string call = std::string("nx_") + fn.name + (path == Path::F32Only ? "_f32" : "");
+  std::string call = f64 ? gen::math_f64_function(fn.name) : std::string("nx_") + fn.name + (path == Path::F32Only ? "_f32" : "");
   std::string x = gen::load(io, "xs", "i"), y = gen::load(io, "ys", "i");
   std::string vt = path == Path::F32Only ? "float" : "double";
   if (path == Path::F32ViaF64 || path == Path::F32ViaF64Accurate) {

@@ -42,6 +42,10 @@ bool same_result(F got, F want) {
   return std::memcmp(&got, &want, sizeof(F)) == 0;
 }
 
+// Nx.BinaryBackend's f64 erf_inv, Complex.erf_inv (what nx_erf_inv_nx reproduces), with this
+// host's log and sqrt, every product and sum rounded.
+double complex_erf_inv(double z);
+
 // nx_NAME_ff_f32 alone (math_ff_f32.inc): per input, whether it settled and its result.
 std::vector<std::pair<bool, float>> run_ff_f32(Device& dev, const std::string& name, const std::vector<float>& x);
 // nx_NAME_fast_f32 alone (math_fast_f32.inc, a device with f64): the same.
