@@ -435,6 +435,30 @@ TEST_P(MathTest, F64DeviceRedoesEveryUnsettledLane) {
   RecordProperty("unsettled_with_a_wrong_candidate", std::to_string(wrong.size()));
 }
 
+// f32 subnormal inputs reach the fast path flushed to zero (nx_ftz_f32, on every device): the op
+// must still give the accurate function's bits, with the input widened exactly.
+TEST_P(MathTest, F64DeviceFastPathOnSubnormalInputs) {
+  if (!device().caps().float64) GTEST_SKIP() << "device without f64";
+  if (!gen::has_math_fast_f32(GetParam()) || gen::use_math_ff_f32(device().caps(), GetParam()))
+    GTEST_SKIP() << "no plain-double fast path";
+  std::mt19937 rng(static_cast<uint32_t>(seed()));
+  std::vector<float> x;
+  for (int i = 0; i < 2051; ++i) {
+    const uint32_t bits = (rng() & 0x007fffffu) | (i % 2 ? 0x80000000u : 0u);
+    float f;
+    std::memcpy(&f, &bits, 4);
+    x.push_back(f);
+  }
+  for (float f : {0.0f, -0.0f, 0x1p-126f, -0x1p-126f, 0x1.fffffcp-127f, 0x1p-149f, -0x1p-149f, 0.5f}) x.push_back(f);
+  auto accurate = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, x, x);
+  auto op = op_f32(device(), GetParam(), x);
+  size_t diffs = 0;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!same_result(op[i], accurate[i]) && diffs++ < 5)
+      ADD_FAILURE() << GetParam() << "(" << std::hexfloat << x[i] << "): op " << op[i] << ", accurate " << accurate[i];
+  EXPECT_EQ(diffs, 0u) << "of " << x.size();
+}
+
 TEST_P(MathTest, F32OnlyWithinBound) {
   auto dev = f32_only();
   ASSERT_FALSE(dev->caps().float64);

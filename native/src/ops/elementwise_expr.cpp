@@ -617,13 +617,17 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
     }
     if (caps.float64 && out == DType::F32 && gen::has_math_fast_f32(name)) {
       // The fast path per lane; the accurate function (large: dd, or glibc's code for sigmoid)
-      // only for the lanes it leaves unsettled.
-      const std::string widen =
-          t == DType::F32 && gen::math_fast_f32_flush_safe(name) ? "double(a)" : to_compute(caps, t, "a");
+      // only for the lanes it leaves unsettled. An f32 input reaches the fast path with f32
+      // subnormals flushed to zero (nx_ftz_f32: what NVIDIA's double(a) does, made the same on
+      // every device), which leaves every fast function's result right: f(0) is then either
+      // f(subnormal) rounded (exp, cos, cosh, erfc: 1) or not a normal f32, which the fast path
+      // leaves unsettled, and the accurate function widens the input exactly.
+      const std::string exact = to_compute(caps, t, "a");
+      const std::string widen = t == DType::F32 ? "double(nx_ftz_f32(a))" : exact;
       Body body{"double fx = " + widen + "; float v; bool slow = !nx_" + name + "_fast_f32(fx, v);",
                 "float"};
       body.functions = gen::math_fast_f32_glsl(kUnaryTableBinding);
-      body.slow = "v = nx_double_to_float(nx_" + name + "(fx));";
+      body.slow = "v = nx_double_to_float(nx_" + name + "(" + exact + "));";
       body.setup = gen::math_fast_f32_setup(name);
       body.table = gen::math_fast_f32_table(name);
       return body;

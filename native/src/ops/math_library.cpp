@@ -68,8 +68,6 @@ std::string math_fast_f32_glsl(uint32_t table_binding) {
   return s;
 }
 
-bool math_fast_f32_flush_safe(const std::string& name) { return fast_f32_flush_safe(name); }
-
 std::string math_fast_f32_setup(const std::string& name) {
   const FastF32Table* t = fast_f32_table(name);
   return t ? t->setup : "";

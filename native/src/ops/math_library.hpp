@@ -44,8 +44,6 @@ std::string math_f64_function(const std::string& name);
 bool has_math_fast_f32(const std::string& name);
 std::string math_fast_f32_glsl(uint32_t table_binding);
 std::string math_fast_f32_setup(const std::string& name);
-// Whether nx_NAME_fast_f32's kernels may widen an f32 input by the driver's double(x).
-bool math_fast_f32_flush_safe(const std::string& name);
 std::span<const uint32_t> math_fast_f32_table(const std::string& name);
 // Whether NAME has nx_NAME_ff_f32; their GLSL (reading buffer `table_binding`), the statements
 // main() must start with, and the words to bind there (one word where NAME needs no table).
