@@ -1,6 +1,6 @@
 // Bandwidth of elementwise ops and reductions against the copy bandwidth measured in the same run.
 //
-//   nxvk_bench_ops [--elements N] [--reps R] [--iters I] [--only NAME]
+//   nxvk_bench_ops [--elements N] [--reps R] [--iters I] [--only NAME[,NAME...]]
 //
 // Method: inputs are random (never zeros); each case runs one untimed repetition to warm up
 // (kernel compile, pipeline creation, and as many output buffers in the allocator's cache as
@@ -42,6 +42,7 @@ double median(std::vector<double> v) {
 struct Timing {
   double seconds;       // per iteration, issue to completion
   double host_seconds;  // per iteration, issuing only
+  uint64_t allocations;  // memory the timed repetitions had to create (a 1 GiB block: ~20 ms)
 };
 
 // Medians over reps of the time per iteration of `body`, after one warm-up repetition.
@@ -49,6 +50,7 @@ Timing time_op(Device& device, const Options& o, const std::function<void()>& bo
   for (int i = 0; i < o.iters; ++i) body();
   device.sync();
   std::vector<double> samples, host;
+  const uint64_t allocations = device.memory_stats().allocations;
   for (int r = 0; r < o.reps; ++r) {
     auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < o.iters; ++i) body();
@@ -58,7 +60,21 @@ Timing time_op(Device& device, const Options& o, const std::function<void()>& bo
     samples.push_back(std::chrono::duration<double>(end - start).count() / o.iters);
     host.push_back(std::chrono::duration<double>(issued - start).count() / o.iters);
   }
-  return {median(samples), median(host)};
+  return {median(samples), median(host), device.memory_stats().allocations - allocations};
+}
+
+// Whether case `name` runs: every case without --only, else those whose name starts with one of
+// its comma-separated words ("sin" selects "sin f32" and "sinh f32").
+bool selected(const std::string& only, const std::string& name) {
+  if (only.empty()) return true;
+  size_t start = 0;
+  while (start <= only.size()) {
+    size_t end = only.find(',', start);
+    if (end == std::string::npos) end = only.size();
+    if (end > start && name.rfind(only.substr(start, end - start), 0) == 0) return true;
+    start = end + 1;
+  }
+  return false;
 }
 
 Tensor random_f32(Device& device, const Shape& shape, uint32_t seed, float lo = -2.0f, float hi = 2.0f) {
@@ -100,12 +116,14 @@ int main(int argc, char** argv) {
     Tensor row_vec = random_f32(*device, {cols}, 3);
     Tensor col_vec = random_f32(*device, {rows, 1}, 4);
     Tensor pos = random_f32(*device, {rows, cols}, 5, 0x1p-20f, 4.0f);  // log's domain
+    Tensor unit = random_f32(*device, {rows, cols}, 6, -0.99f, 0.99f);  // asin's, acos's, atanh's, erf_inv's
+    Tensor ge1 = random_f32(*device, {rows, cols}, 7, 1.0f, 5.0f);      // acosh's
     auto scratch = device->allocate(a.bytes());
     std::vector<Row> rows_out;
     auto run = [&](const std::string& name, double bytes, const std::function<void()>& body) {
       // The copy references always run: every ratio is to a copy measured in the same run.
       bool reference = name.rfind("copy", 0) == 0;
-      if (!reference && !o.only.empty() && name.find(o.only) == std::string::npos) return;
+      if (!reference && !selected(o.only, name)) return;
       try {
         rows_out.push_back({name, time_op(*device, o, body), bytes});
       } catch (const std::exception& e) {
@@ -137,6 +155,18 @@ int main(int argc, char** argv) {
     run("cosh f32", 2 * b4, [&] { (void)unary(UnaryOp::cosh, a, DType::F32); });
     run("erf f32", 2 * b4, [&] { (void)unary(UnaryOp::erf, a, DType::F32); });
     run("erfc f32", 2 * b4, [&] { (void)unary(UnaryOp::erfc, a, DType::F32); });
+    // The math functions with no fast path (the accurate function for every element).
+    run("asin f32 (-1, 1)", 2 * b4, [&] { (void)unary(UnaryOp::asin, unit, DType::F32); });
+    run("acos f32 (-1, 1)", 2 * b4, [&] { (void)unary(UnaryOp::acos, unit, DType::F32); });
+    run("atan f32", 2 * b4, [&] { (void)unary(UnaryOp::atan, a, DType::F32); });
+    run("asinh f32", 2 * b4, [&] { (void)unary(UnaryOp::asinh, a, DType::F32); });
+    run("acosh f32 [1, 5)", 2 * b4, [&] { (void)unary(UnaryOp::acosh, ge1, DType::F32); });
+    run("atanh f32 (-1, 1)", 2 * b4, [&] { (void)unary(UnaryOp::atanh, unit, DType::F32); });
+    run("rsqrt f32 (0, 4]", 2 * b4, [&] { (void)unary(UnaryOp::rsqrt, pos, DType::F32); });
+    run("cbrt f32", 2 * b4, [&] { (void)unary(UnaryOp::cbrt, a, DType::F32); });
+    run("erf_inv f32 (-1, 1)", 2 * b4, [&] { (void)unary(UnaryOp::erf_inv, unit, DType::F32); });
+    run("pow f32 (0, 4] ^ [-2, 2)", 3 * b4, [&] { (void)binary(BinaryOp::pow, pos, a, DType::F32, a.shape); });
+    run("atan2 f32", 3 * b4, [&] { (void)binary(BinaryOp::atan2, a, b, DType::F32, a.shape); });
     run("add f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::add, a, b, DType::F32, a.shape); });
     run("multiply f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::multiply, a, b, DType::F32, a.shape); });
     run("divide f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::divide, a, b, DType::F32, a.shape); });
@@ -150,11 +180,12 @@ int main(int argc, char** argv) {
     double copy_bw = 0;
     for (const auto& r : rows_out)
       if (r.name.rfind("copy", 0) == 0) copy_bw = std::max(copy_bw, r.bytes / r.time.seconds);
-    std::printf("| op | time (ms) | GB/s | %% of copy | host (us/call) |\n|---|---:|---:|---:|---:|\n");
+    std::printf("| op | time (ms) | GB/s | %% of copy | host (us/call) | new buffers |\n|---|---:|---:|---:|---:|---:|\n");
     for (const auto& r : rows_out) {
       double bw = r.bytes / r.time.seconds;
-      std::printf("| %s | %.3f | %.1f | %.0f%% | %.1f |\n", r.name.c_str(), r.time.seconds * 1e3, bw / 1e9,
-                  copy_bw > 0 ? 100.0 * bw / copy_bw : 0.0, r.time.host_seconds * 1e6);
+      std::printf("| %s | %.3f | %.1f | %.0f%% | %.1f | %llu |\n", r.name.c_str(), r.time.seconds * 1e3, bw / 1e9,
+                  copy_bw > 0 ? 100.0 * bw / copy_bw : 0.0, r.time.host_seconds * 1e6,
+                  static_cast<unsigned long long>(r.time.allocations));
     }
     std::printf("\nelements/s (same-shape add): %.3g\n",
                 [&] {

@@ -14,7 +14,8 @@ import time
 
 # The ops of nxvk_bench_ops, once for both peers: (name, bytes moved in units of one tensor, op,
 # operands). Operands: a, b random in [-2, 2); rv a [C] and cv an [R, 1] vector; pos in
-# [2^-20, 4), the domain of log.
+# [2^-20, 4), the domain of log; unit in [-0.99, 0.99); ge1 in [1, 5). A peer without the op
+# (PyTorch has no cbrt) skips it.
 CASES = [
     ("copy", 2, "copy", "a"),
     ("negate f32", 2, "negate", "a"),
@@ -33,6 +34,17 @@ CASES = [
     ("cosh f32", 2, "cosh", "a"),
     ("erf f32", 2, "erf", "a"),
     ("erfc f32", 2, "erfc", "a"),
+    ("asin f32 (-1, 1)", 2, "asin", "unit"),
+    ("acos f32 (-1, 1)", 2, "acos", "unit"),
+    ("atan f32", 2, "atan", "a"),
+    ("asinh f32", 2, "asinh", "a"),
+    ("acosh f32 [1, 5)", 2, "acosh", "ge1"),
+    ("atanh f32 (-1, 1)", 2, "atanh", "unit"),
+    ("rsqrt f32 (0, 4]", 2, "rsqrt", "pos"),
+    ("cbrt f32", 2, "cbrt", "a"),
+    ("erf_inv f32 (-1, 1)", 2, "erf_inv", "unit"),
+    ("pow f32 (0, 4] ^ [-2, 2)", 3, "pow", "pos a"),
+    ("atan2 f32", 3, "atan2", "a b"),
     ("add f32 same shape", 3, "add", "a b"),
     ("multiply f32 same shape", 3, "multiply", "a b"),
     ("divide f32 same shape", 3, "divide", "a b"),
@@ -51,7 +63,9 @@ def run_cases(ops, tensors, b4, time_calls, reps, iters, only):
     results = []
     for name, units, op, operands in CASES:
         # The copy reference always runs: ratios are to a copy measured in the same run.
-        if only and name != "copy" and only not in name:
+        if only and name != "copy" and not any(name.startswith(w) for w in only.split(",") if w):
+            continue
+        if op not in ops:
             continue
         fn, args = ops[op], [tensors[t] for t in operands.split()]
         samples = [time_calls(fn, args, iters) for _ in range(reps)]
@@ -69,11 +83,16 @@ def bench_torch(n, cols, reps, iters, only):
         "rv": torch.rand(cols, device="cuda", generator=g),
         "cv": torch.rand(rows, 1, device="cuda", generator=g),
         "pos": torch.rand(rows, cols, device="cuda", generator=g) * 4 + 2.0 ** -20,
+        "unit": torch.rand(rows, cols, device="cuda", generator=g) * 1.98 - 0.99,
+        "ge1": torch.rand(rows, cols, device="cuda", generator=g) * 4 + 1,
     }
     out = torch.empty_like(tensors["a"])
     ops = {"copy": out.copy_, "negate": torch.neg, "abs": torch.abs, "exp": torch.exp, "sigmoid": torch.sigmoid,
            "tanh": torch.tanh, "expm1": torch.expm1, "log": torch.log, "log1p": torch.log1p, "sqrt": torch.sqrt,
-           "sin": torch.sin, "cos": torch.cos, "tan": torch.tan, "sinh": torch.sinh, "cosh": torch.cosh, "erf": torch.erf, "erfc": torch.erfc, "add": torch.add, "multiply": torch.mul, "divide": torch.div,
+           "sin": torch.sin, "cos": torch.cos, "tan": torch.tan, "sinh": torch.sinh, "cosh": torch.cosh, "erf": torch.erf, "erfc": torch.erfc,
+           "asin": torch.asin, "acos": torch.acos, "atan": torch.atan, "asinh": torch.asinh, "acosh": torch.acosh,
+           "atanh": torch.atanh, "rsqrt": torch.rsqrt, "erf_inv": torch.erfinv, "pow": torch.pow,
+           "atan2": torch.atan2, "add": torch.add, "multiply": torch.mul, "divide": torch.div,
            "max": torch.maximum, "sum": torch.sum, "sum1": lambda x: x.sum(1), "sum0": lambda x: x.sum(0)}
 
     def time_calls(fn, args, iters):  # CUDA events around the calls
@@ -94,19 +113,24 @@ def bench_jax(n, cols, reps, iters, only):
     import jax
     import jax.numpy as jnp
     rows = n // cols
-    k1, k2, k3, k4, k5 = jax.random.split(jax.random.PRNGKey(0), 5)
+    k1, k2, k3, k4, k5, k6, k7 = jax.random.split(jax.random.PRNGKey(0), 7)
     tensors = {
         "a": jax.random.uniform(k1, (rows, cols), minval=-2, maxval=2),
         "b": jax.random.uniform(k2, (rows, cols), minval=-2, maxval=2),
         "rv": jax.random.uniform(k3, (cols,)),
         "cv": jax.random.uniform(k4, (rows, 1)),
         "pos": jax.random.uniform(k5, (rows, cols), minval=2.0 ** -20, maxval=4),
+        "unit": jax.random.uniform(k6, (rows, cols), minval=-0.99, maxval=0.99),
+        "ge1": jax.random.uniform(k7, (rows, cols), minval=1, maxval=5),
     }
     plain = {"copy": lambda x: x + 0.0, "negate": jnp.negative, "abs": jnp.abs, "exp": jnp.exp,
              "sigmoid": jax.nn.sigmoid, "tanh": jnp.tanh, "expm1": jnp.expm1, "log": jnp.log, "log1p": jnp.log1p,
              "sqrt": jnp.sqrt, "sin": jnp.sin, "cos": jnp.cos, "tan": jnp.tan, "sinh": jnp.sinh,
              "cosh": jnp.cosh, "erf": jax.scipy.special.erf,
-             "erfc": jax.scipy.special.erfc, "add": jnp.add,
+             "erfc": jax.scipy.special.erfc, "asin": jnp.arcsin, "acos": jnp.arccos, "atan": jnp.arctan,
+             "asinh": jnp.arcsinh, "acosh": jnp.arccosh, "atanh": jnp.arctanh, "rsqrt": jax.lax.rsqrt,
+             "cbrt": jnp.cbrt, "erf_inv": jax.scipy.special.erfinv, "pow": jnp.power, "atan2": jnp.arctan2,
+             "add": jnp.add,
              "multiply": jnp.multiply, "divide": jnp.divide, "max": jnp.maximum, "sum": jnp.sum,
              "sum1": lambda x: jnp.sum(x, 1), "sum0": lambda x: jnp.sum(x, 0)}
     ops = {k: jax.jit(f) for k, f in plain.items()}
