@@ -9,7 +9,7 @@
 // and, in math_fast_f32_glsl(binding) (after the library; only where caps.float64; its kernels
 // bind math_fast_f32_table(NAME) and run math_fast_f32_setup(NAME) at the start of main()),
 //   bool   nx_NAME_fast_f32(double x, out float r)  for NAME in {exp expm1 log log1p sqrt
-//                                tanh sinh cosh sin cos tan erf erfc}:
+//                                rsqrt tanh sinh cosh sin cos tan erf erfc asinh acosh atanh}:
 //                                r = the f32 result of nx_NAME where the fast path settles it,
 //                                else false
 //   float  nx_NAME_to_f32(double x)  the same, with nx_NAME as the fallback
