@@ -13,6 +13,7 @@
 #include <optional>
 #include <random>
 #include <span>
+#include <sstream>
 #if defined(__GLIBC__)
 #include <gnu/libc-version.h>
 #endif
@@ -56,15 +57,34 @@ bool host_libm_is_reference(const std::string& fn) {
 }
 using mathref::same_result;
 
-// The op library's unary NAME on f32 inputs x, its output buffer poisoned first.
-std::vector<float> op_f32(Device& dev, const std::string& name, const std::vector<float>& x) {
+// The op library's NAME on f32 inputs x (and y, for a binary function), its output buffer
+// poisoned first.
+std::vector<float> op_f32(Device& dev, const std::string& name, const std::vector<float>& x,
+                          const std::vector<float>& y = {}) {
   const int64_t n = static_cast<int64_t>(x.size());
+  Tensor tx = from_binary(dev, DType::F32, {n}, std::as_bytes(std::span(x)));
+  Tensor ty = y.empty() ? tx : from_binary(dev, DType::F32, {n}, std::as_bytes(std::span(y)));
   poison_next(dev, x.size() * sizeof(float));
-  Tensor y = unary(*parse_unary_op(name), from_binary(dev, DType::F32, {n}, std::as_bytes(std::span(x))), DType::F32);
-  auto bytes = to_binary(y);
+  Tensor out = y.empty() ? unary(*parse_unary_op(name), tx, DType::F32)
+                         : binary(*parse_binary_op(name), tx, ty, DType::F32, {n});
+  auto bytes = to_binary(out);
   std::vector<float> r(x.size());
   std::memcpy(r.data(), bytes.data(), bytes.size());
   return r;
+}
+
+// The second operands for a binary function's inputs x (x's values in reverse order, so both
+// range alike), else empty; and the operands the reference paths take (x itself for a unary one).
+std::vector<float> second_operands(const MathFn& fn, const std::vector<float>& x) {
+  return fn.arity == 2 ? std::vector<float>(x.rbegin(), x.rend()) : std::vector<float>{};
+}
+const std::vector<float>& ref_y(const std::vector<float>& x, const std::vector<float>& y) { return y.empty() ? x : y; }
+// "x" or "x, y" in hex, for messages.
+std::string operands(const std::vector<float>& x, const std::vector<float>& y, size_t i) {
+  std::ostringstream o;
+  o << std::hexfloat << x[i];
+  if (!y.empty()) o << ", " << y[i];
+  return o.str();
 }
 
 std::string first_diffs(const mathref::Stats& s) {
@@ -141,6 +161,17 @@ TEST(MathTables, LogTableHoldsTheF32CellsAndTheirLogs) {
   EXPECT_EQ(table_double(w, 2 * (127 - 53)), 1.0);
   EXPECT_EQ(table_double(w, 2 * (128 - 53)), 1.0);
 }
+TEST(MathTables, AtanTableHoldsAtanOfJOver16) {
+  auto w = gen::math_fast_f32_table("atan");
+  ASSERT_EQ(w.size(), 4u * 17u);
+  const long double half_pi = std::acos(-1.0L) / 2;
+  for (int j = 0; j <= 16; ++j) {
+    const long double a = std::atan(j / 16.0L);
+    EXPECT_TRUE(j == 0 ? table_double(w, 0) == 0.0 : nearest_double(table_double(w, 2 * j), a)) << "j = " << j;
+    EXPECT_TRUE(nearest_double(table_double(w, 2 * j + 1), half_pi - a)) << "j = " << j;
+  }
+  for (const char* name : {"asin", "acos", "atan2"}) EXPECT_EQ(gen::math_fast_f32_table(name).data(), w.data()) << name;
+}
 
 TEST_P(MathTest, F64WithinBound) {
   if (!device().caps().float64) GTEST_SKIP() << "device without f64";
@@ -215,29 +246,33 @@ TEST_F(DeviceTest, MathF64GivesBinaryBackendBits) {
 TEST_P(MathTest, F32FastPathEqualsAccurate) {
   if (!device().caps().float64) GTEST_SKIP() << "device without f64";
   if (!gen::has_math_fast_f32(GetParam())) GTEST_SKIP() << "no fast f32 path";
+  const bool binary = fn().arity == 2;
   auto x = mathref::inputs_f32(fn(), 4 * kInputs, seed());
-  auto fast = mathref::run_f32(device(), fn(), Path::F32ViaF64, x, x);
-  auto accurate = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, x, x);
+  std::vector<float> y = binary ? mathref::inputs_f32(fn(), 4 * kInputs, seed(), true) : std::vector<float>{};
+  if (binary) special_pairs(x, y);
+  const std::vector<float>& y_or_x = binary ? y : x;
+  auto fast = mathref::run_f32(device(), fn(), Path::F32ViaF64, x, y_or_x);
+  auto accurate = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, x, y_or_x);
   // And the op library's kernel (four lanes per invocation, unsettled lanes redone afterwards).
-  auto op = op_f32(device(), GetParam(), x);
+  auto op = op_f32(device(), GetParam(), x, y);
   size_t diffs = 0, op_diffs = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     if (!same_result(fast[i], accurate[i]) && diffs++ < 5)
-      ADD_FAILURE() << GetParam() << "(" << std::hexfloat << x[i] << "): fast " << fast[i] << ", accurate " << accurate[i];
+      ADD_FAILURE() << GetParam() << "(" << operands(x, y, i) << "): fast " << std::hexfloat << fast[i] << ", accurate " << accurate[i];
     if (!same_result(op[i], accurate[i]) && op_diffs++ < 5)
-      ADD_FAILURE() << GetParam() << "(" << std::hexfloat << x[i] << "): op " << op[i] << ", accurate " << accurate[i];
+      ADD_FAILURE() << GetParam() << "(" << operands(x, y, i) << "): op " << std::hexfloat << op[i] << ", accurate " << accurate[i];
   }
   EXPECT_EQ(diffs, 0u) << "of " << x.size();
   EXPECT_EQ(op_diffs, 0u) << "of " << x.size();
   // The fast path alone: what it settles is the accurate path's result, and it settles most of
   // the sample (else the comparisons above would pass through the fallback).
-  auto alone = mathref::run_fast_f32(device(), GetParam(), x);
+  auto alone = mathref::run_fast_f32(device(), GetParam(), x, y);
   size_t settled = 0, alone_diffs = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     if (!alone[i].first) continue;
     ++settled;
     if (!same_result(alone[i].second, accurate[i]) && alone_diffs++ < 5)
-      ADD_FAILURE() << GetParam() << "(" << std::hexfloat << x[i] << "): fast alone " << alone[i].second
+      ADD_FAILURE() << GetParam() << "(" << operands(x, y, i) << "): fast alone " << std::hexfloat << alone[i].second
                     << ", accurate " << accurate[i];
   }
   EXPECT_EQ(alone_diffs, 0u);
@@ -263,7 +298,7 @@ std::vector<float> ff_inputs(const std::string& name, uint32_t seed) {
       x.push_back(v);
     }
   };
-  auto around = [&](std::initializer_list<float> edges) {
+  auto around = [&](const std::vector<float>& edges) {
     for (float e : edges)
       for (int s = -20; s <= 20; ++s) {
         float v = e;
@@ -290,6 +325,28 @@ std::vector<float> ff_inputs(const std::string& name, uint32_t seed) {
     uniform(0.98f, 1.02f, 40000);    // the cells next to 1
     uniform(0x1p-20f, 4.0f, 40000);
     around({1.0f, 0.70710677f, 1.4142135f, 1.0078125f, 0.99609375f, 1e-45f, 1.1754944e-38f, 3.4028235e38f});
+  } else if (name == "atan" || name == "atan2") {
+    uniform(-2.0f, 2.0f, 60000);     // every cell j/16 of the table, either way up
+    uniform(-40.0f, 40.0f, 30000);
+    positive_floats(40000);
+    std::vector<float> edges = {1.0f, -1.0f, 0x1p60f, 0x1.000002p60f, 0x1p-12f};
+    for (int j = 0; j < 16; ++j) edges.push_back((2 * j + 1) / 32.0f), edges.push_back(32.0f / (2 * j + 1));
+    around(edges);  // quotients on the cells' edges
+  } else if (name == "asin" || name == "acos") {
+    uniform(-1.0f, 1.0f, 100000);
+    uniform(0.999f, 1.0f, 30000);    // s = sqrt(1 - x^2) small: the quotient's far cells
+    uniform(-1.0f, -0.999f, 30000);
+    uniform(-0x1p-10f, 0x1p-10f, 10000);
+    around({1.0f, -1.0f, 0.70710677f, -0.70710677f, 0x1p-12f, 0.5f});
+  } else if (name == "cbrt") {
+    positive_floats(100000);
+    uniform(-8.0f, 8.0f, 50000);
+    for (int k = 1; k < 2000; ++k) {  // cubes and their neighbours: exact results
+      float c = float(k) * float(k) * float(k);
+      x.push_back(c);
+      x.push_back(-std::nextafter(c, 0.0f));
+      x.push_back(std::nextafter(c, 1e30f));
+    }
   } else if (name == "sqrt") {
     positive_floats(150000);
     uniform(0.0f, 4.0f, 20000);
@@ -371,8 +428,9 @@ bool has_lane_path(const Capabilities& caps, const std::string& name) {
 bool lane_path_settles_all(const Capabilities& caps, const std::string& name) {
   return gen::use_math_ff_f32(caps, name) && gen::math_ff_f32_settles_all(name);
 }
-std::vector<std::pair<bool, float>> run_lane_path(Device& dev, const std::string& name, const std::vector<float>& x) {
-  return gen::use_math_ff_f32(dev.caps(), name) ? mathref::run_ff_f32(dev, name, x) : mathref::run_fast_f32(dev, name, x);
+std::vector<std::pair<bool, float>> run_lane_path(Device& dev, const std::string& name, const std::vector<float>& x,
+                                                  const std::vector<float>& y = {}) {
+  return gen::use_math_ff_f32(dev.caps(), name) ? mathref::run_ff_f32(dev, name, x) : mathref::run_fast_f32(dev, name, x, y);
 }
 
 // The accurate f64 function takes the inputs the lane path leaves unsettled: every element is
@@ -384,15 +442,16 @@ TEST_P(MathTest, F64DeviceTakesTheFastPath) {
   auto x = mathref::inputs_f32(fn(), 2 * kInputs, seed());
   auto main_range = ff_inputs(GetParam(), seed() + 2);
   x.insert(x.end(), main_range.begin(), main_range.end());
-  auto lane = run_lane_path(device(), GetParam(), x);
-  auto accurate = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, x, x);
-  auto op = op_f32(device(), GetParam(), x);
+  auto y = second_operands(fn(), x);
+  auto lane = run_lane_path(device(), GetParam(), x, y);
+  auto accurate = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, x, ref_y(x, y));
+  auto op = op_f32(device(), GetParam(), x, y);
   size_t diffs = 0, unsettled = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     unsettled += !lane[i].first;
     if (!same_result(op[i], accurate[i]) && diffs++ < 5)
-      ADD_FAILURE() << GetParam() << "(" << std::hexfloat << x[i] << "): op " << op[i] << ", accurate " << accurate[i]
-                    << (lane[i].first ? " (settled)" : " (unsettled)");
+      ADD_FAILURE() << GetParam() << "(" << operands(x, y, i) << "): op " << std::hexfloat << op[i] << ", accurate "
+                    << accurate[i] << (lane[i].first ? " (settled)" : " (unsettled)");
   }
   EXPECT_EQ(diffs, 0u) << "of " << x.size();
   if (lane_path_settles_all(device().caps(), GetParam())) {  // its kernel has no accurate function
@@ -414,24 +473,30 @@ TEST_P(MathTest, F64DeviceRedoesEveryUnsettledLane) {
   auto pool = mathref::inputs_f32(fn(), 2 * kInputs, seed());
   auto main_range = ff_inputs(GetParam(), seed() + 3);
   pool.insert(pool.end(), main_range.begin(), main_range.end());
-  auto lane = run_lane_path(device(), GetParam(), pool);
-  auto accurate_pool = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, pool, pool);
-  std::vector<float> settled, unsettled, wrong;
+  auto pool_y = second_operands(fn(), pool);
+  auto lane = run_lane_path(device(), GetParam(), pool, pool_y);
+  auto accurate_pool = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, pool, ref_y(pool, pool_y));
+  std::vector<size_t> settled, unsettled, wrong;  // indices into pool
   for (size_t i = 0; i < pool.size(); ++i) {
-    if (lane[i].first) settled.push_back(pool[i]);
-    else (same_result(lane[i].second, accurate_pool[i]) ? unsettled : wrong).push_back(pool[i]);
+    if (lane[i].first) settled.push_back(i);
+    else (same_result(lane[i].second, accurate_pool[i]) ? unsettled : wrong).push_back(i);
   }
   ASSERT_GE(settled.size(), 203u);
-  std::vector<float> hard = wrong.empty() ? unsettled : wrong;
+  std::vector<size_t> hard = wrong.empty() ? unsettled : wrong;
   ASSERT_FALSE(hard.empty()) << "no unsettled input";
-  std::vector<float> x(settled.begin(), settled.begin() + 203);
+  std::vector<size_t> pick(settled.begin(), settled.begin() + 203);
   const size_t positions[] = {0, 5, 10, 15, 31, 32, 199, 200, 202};
-  for (size_t k = 0; k < std::size(positions); ++k) x[positions[k]] = hard[k % hard.size()];
-  auto accurate = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, x, x);
-  auto op = op_f32(device(), GetParam(), x);
+  for (size_t k = 0; k < std::size(positions); ++k) pick[positions[k]] = hard[k % hard.size()];
+  std::vector<float> x, y;
+  for (size_t i : pick) {
+    x.push_back(pool[i]);
+    if (!pool_y.empty()) y.push_back(pool_y[i]);
+  }
+  auto accurate = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, x, ref_y(x, y));
+  auto op = op_f32(device(), GetParam(), x, y);
   for (size_t i = 0; i < x.size(); ++i)
-    EXPECT_TRUE(same_result(op[i], accurate[i])) << GetParam() << "(" << std::hexfloat << x[i] << ") at " << std::dec
-                                                 << i << ": op " << op[i] << ", accurate " << accurate[i];
+    EXPECT_TRUE(same_result(op[i], accurate[i])) << GetParam() << "(" << operands(x, y, i) << ") at " << i
+                                                 << ": op " << std::hexfloat << op[i] << ", accurate " << accurate[i];
   RecordProperty("unsettled_with_a_wrong_candidate", std::to_string(wrong.size()));
 }
 
@@ -450,12 +515,25 @@ TEST_P(MathTest, F64DeviceFastPathOnSubnormalInputs) {
     x.push_back(f);
   }
   for (float f : {0.0f, -0.0f, 0x1p-126f, -0x1p-126f, 0x1.fffffcp-127f, 0x1p-149f, -0x1p-149f, 0.5f}) x.push_back(f);
-  auto accurate = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, x, x);
-  auto op = op_f32(device(), GetParam(), x);
+  std::vector<float> y;
+  if (fn().arity == 2) {
+    // Subnormals against normal operands of either sign and size, and against each other, in
+    // either position.
+    const float normal[] = {1.0f, -1.0f, 0x1p-126f, -3.5f, 1e30f, -1e-30f, 0.75f};
+    const size_t n = x.size();
+    for (size_t i = 0; i < n; ++i) y.push_back(i % 4 == 0 ? x[(i * 7 + 3) % n] : normal[i % std::size(normal)]);
+    for (size_t i = 0; i < n; ++i) {
+      x.push_back(y[i]);
+      y.push_back(x[i]);
+    }
+  }
+  auto accurate = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, x, ref_y(x, y));
+  auto op = op_f32(device(), GetParam(), x, y);
   size_t diffs = 0;
   for (size_t i = 0; i < x.size(); ++i)
     if (!same_result(op[i], accurate[i]) && diffs++ < 5)
-      ADD_FAILURE() << GetParam() << "(" << std::hexfloat << x[i] << "): op " << op[i] << ", accurate " << accurate[i];
+      ADD_FAILURE() << GetParam() << "(" << operands(x, y, i) << "): op " << std::hexfloat << op[i] << ", accurate "
+                    << accurate[i];
   EXPECT_EQ(diffs, 0u) << "of " << x.size();
 }
 

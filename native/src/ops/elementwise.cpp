@@ -198,6 +198,9 @@ std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vec
   // Lanes the fast statements leave unsettled (body.slow) are redone after the four, in one
   // rolled loop; operands stepped per lane (step) cannot be re-read, so those settle in place.
   const bool defer = !body.slow.empty() && step.empty();
+  // Lanes that settle in place carry the slow statements (a math function's accurate code) in
+  // every copy: keep those rolled.
+  if (!defer && !body.slow.empty()) unroll = false;
   const std::string statements = defer ? body.statements + " if (slow) slowmask |= 1u << e;" : settled(body);
   s += "    " + per_quad + "\n    uvec4 outv = uvec4(0u);" + (defer ? " uint slowmask = 0u;" : "") + "\n";
   const std::string lane = "      uint i = q * 4u + e;\n      " + per_lane + "\n      " + statements + "\n" +
@@ -268,7 +271,8 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
   views.push_back({out.buffer});
   views.push_back(device.params(params.data(), params.size() * sizeof(uint32_t)));
   if (!body.table.empty()) {
-    if (views.size() != kUnaryTableBinding) fail(ErrorKind::Internal, label + ": a table is for unary bodies");
+    if (views.size() != table_binding(inputs.size()))
+      fail(ErrorKind::Internal, label + ": the table's binding is not after the params block");
     // In device memory: params blocks are host memory, which every workgroup would read.
     auto table = device.allocate(body.table.size_bytes(), label.c_str());
     device.write(*table, 0, body.table.data(), body.table.size_bytes());

@@ -475,6 +475,20 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
     body.functions = kDivideF32;
     return body;
   }
+  if (caps.float64 && out == DType::F32 && f32_exact(ta) && f32_exact(tb) && gen::has_math_fast_f32(name)) {
+    // As unary_body's fast path: f32 operands, subnormals flushed, to the plain-double fast path
+    // (which leaves zero and subnormal operands unsettled); the accurate function, the operands
+    // widened exactly, for the lanes it leaves.
+    const std::string fa = to_f32(caps, ta, "a"), fb = to_f32(caps, tb, "b");
+    Body body{"float fa = " + fa + "; float fb = " + fb + "; float v; bool slow = !nx_" + name +
+                  "_fast_f32(double(nx_ftz_f32(fa)), double(nx_ftz_f32(fb)), v);",
+              "float"};
+    body.functions = gen::math_fast_f32_glsl(kBinaryTableBinding);
+    body.slow = "v = nx_double_to_float(nx_" + name + "(nx_f32_to_f64(fa), nx_f32_to_f64(fb)));";
+    body.setup = gen::math_fast_f32_setup(name);
+    body.table = gen::math_fast_f32_table(name);
+    return body;
+  }
   if (caps.float64 && out == DType::F32 && f32_exact(ta) && f32_exact(tb) && !float_arith(op, "float", "", "").empty()) {
     // Both operands are exact f32 values: f32 add/sub/mul are correctly rounded (Vulkan), and
     // rounding through f64 first would give the same bits (53 >= 2*24 + 2), so compute in f32,

@@ -57,8 +57,10 @@ struct Body {
   // that merely declares the Float64 capability runs slower (docs/BENCHMARKS.md).
   bool without_f64 = false;
 };
-// The binding of Body::table in a unary kernel: after a, dst and the params block.
-constexpr uint32_t kUnaryTableBinding = 3;
+// The binding of Body::table in a kernel of `inputs` operands: after them, dst and the params block.
+constexpr uint32_t table_binding(size_t inputs) { return static_cast<uint32_t>(inputs) + 2; }
+constexpr uint32_t kUnaryTableBinding = table_binding(1);
+constexpr uint32_t kBinaryTableBinding = table_binding(2);
 Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DType out);
 Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out);
 

@@ -52,6 +52,8 @@ std::string math_f64_function(const std::string& name) {
 bool has_math_fast_f32(const std::string& name) {
   for (const char* n : kMathFastF32Names)
     if (name == n) return true;
+  for (const char* n : kMathFastF32BinaryNames)
+    if (name == n) return true;
   return false;
 }
 
@@ -64,6 +66,11 @@ std::string math_fast_f32_glsl(uint32_t table_binding) {
     const std::string n = name;
     s += "float nx_" + n + "_to_f32(double x) {\n  float r;\n  return nx_" + n + "_fast_f32(x, r) ? r : nx_double_to_float(nx_" +
          n + "(x));\n}\n";
+  }
+  for (const char* name : kMathFastF32BinaryNames) {
+    const std::string n = name;
+    s += "float nx_" + n + "_to_f32(double x, double y) {\n  float r;\n  return nx_" + n +
+         "_fast_f32(x, y, r) ? r : nx_double_to_float(nx_" + n + "(x, y));\n}\n";
   }
   return s;
 }

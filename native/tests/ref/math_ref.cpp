@@ -339,24 +339,29 @@ Stats measure_f64(Device& dev, const MathFn& fn, const std::vector<double>& x, c
 
 // The f32-only fast path (nx_NAME_ff_f32) on its own: [settled, bits] per input.
 namespace {
-// Per input, whether `call` (bool f(x, out float r), x read as `x`) settled it and its r.
+// Per input, whether `call` (bool f(x, out float r), x read as `x`, and y, read from y's values
+// or x's where y is empty) settled it and its r.
 std::vector<std::pair<bool, float>> run_settling(Device& dev, const std::string& label, const std::string& functions,
                                                  const std::string& setup, std::span<const uint32_t> table,
-                                                 const std::string& call, const std::vector<float>& x) {
+                                                 const std::string& call, const std::vector<float>& x,
+                                                 const std::vector<float>& y = {}) {
   const int64_t n = static_cast<int64_t>(x.size());
   Tensor tx = from_binary(dev, DType::F32, {n}, std::as_bytes(std::span<const float>(x)));
+  Tensor ty = y.empty() ? tx : from_binary(dev, DType::F32, {n}, std::as_bytes(std::span<const float>(y)));
   Tensor out = empty_tensor(dev, DType::U32, {2 * n}, label);
   dev.fill(*out.buffer, 0, out.buffer->size(), 0xdeadbeefu);
   const std::string src = gen::preamble(dev.caps()) + gen::math_library_glsl(dev.caps()) + functions +
                           gen::buffer(0, "src", DType::F32, true) + gen::buffer(1, "dst", DType::U32, false) +
+                          gen::buffer(3, "src_y", DType::F32, true) +
                           "layout(push_constant) uniform Push { uint n; } pc;\n" +
                           "void main() {\n  " + setup +
                           "\n  for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += grid_stride()) {\n"
-                          "    float x = uintBitsToFloat(src.w[i]);\n    float r = 0.0;\n    bool ok = " + call + ";\n"
+                          "    float x = uintBitsToFloat(src.w[i]);\n    float y = uintBitsToFloat(src_y.w[i]);\n"
+                          "    float r = 0.0;\n    bool ok = " + call + ";\n"
                           "    dst.w[2u * i] = ok ? 1u : 0u;\n    dst.w[2u * i + 1u] = floatBitsToUint(r);\n  }\n}\n";
   const uint32_t one_word = 0;
   if (table.empty()) table = std::span<const uint32_t>(&one_word, 1);
-  BufferView views[] = {{tx.buffer}, {out.buffer}, dev.params(table.data(), table.size_bytes())};
+  BufferView views[] = {{tx.buffer}, {out.buffer}, dev.params(table.data(), table.size_bytes()), {ty.buffer}};
   uint32_t nn = static_cast<uint32_t>(n);
   gen::launch(dev, label, src, views, gen::bytes_of(nn), nn);
   auto bytes = to_binary(out);
@@ -377,9 +382,11 @@ std::vector<std::pair<bool, float>> run_ff_f32(Device& dev, const std::string& n
                       gen::math_ff_f32_table(name), "nx_" + name + "_ff_f32(x, r)", x);
 }
 
-std::vector<std::pair<bool, float>> run_fast_f32(Device& dev, const std::string& name, const std::vector<float>& x) {
+std::vector<std::pair<bool, float>> run_fast_f32(Device& dev, const std::string& name, const std::vector<float>& x,
+                                                 const std::vector<float>& y) {
+  const std::string args = y.empty() ? "double(x)" : "double(x), double(y)";
   return run_settling(dev, "fast_" + name, gen::math_fast_f32_glsl(2), gen::math_fast_f32_setup(name),
-                      gen::math_fast_f32_table(name), "nx_" + name + "_fast_f32(double(x), r)", x);
+                      gen::math_fast_f32_table(name), "nx_" + name + "_fast_f32(" + args + ", r)", x, y);
 }
 
 }  // namespace nxvk::mathref

@@ -49,7 +49,9 @@ double complex_erf_inv(double z);
 // nx_NAME_ff_f32 alone (math_ff_f32.inc): per input, whether it settled and its result.
 std::vector<std::pair<bool, float>> run_ff_f32(Device& dev, const std::string& name, const std::vector<float>& x);
 // nx_NAME_fast_f32 alone (math_fast_f32.inc, a device with f64): the same.
-std::vector<std::pair<bool, float>> run_fast_f32(Device& dev, const std::string& name, const std::vector<float>& x);
+// y: the second operand of a binary function (atan2), else empty.
+std::vector<std::pair<bool, float>> run_fast_f32(Device& dev, const std::string& name, const std::vector<float>& x,
+                                                 const std::vector<float>& y = {});
 std::vector<float> run_f32(Device& dev, const MathFn& fn, Path path, const std::vector<float>& x,
                            const std::vector<float>& y);
 std::vector<double> run_f64(Device& dev, const MathFn& fn, const std::vector<double>& x,
