@@ -332,6 +332,13 @@ std::vector<float> ff_inputs(const std::string& name, uint32_t seed) {
     std::vector<float> edges = {1.0f, -1.0f, 0x1p60f, 0x1.000002p60f, 0x1p-12f};
     for (int j = 0; j < 16; ++j) edges.push_back((2 * j + 1) / 32.0f), edges.push_back(32.0f / (2 * j + 1));
     around(edges);  // quotients on the cells' edges
+  } else if (name == "pow") {  // also the exponents, in reverse order (second_operands)
+    uniform(0.0f, 4.0f, 60000);
+    uniform(-4.0f, 4.0f, 40000);
+    uniform(0.999f, 1.001f, 20000);  // log|x| near 0: its relative error matters
+    uniform(-25.0f, 25.0f, 20000);
+    for (int k = -30; k <= 30; ++k) x.push_back(float(k)), x.push_back(k + 0.5f);  // integer exponents, negative bases
+    around({1.0f, -1.0f, 2.0f, 0.5f, 88.0f});
   } else if (name == "asin" || name == "acos") {
     uniform(-1.0f, 1.0f, 100000);
     uniform(0.999f, 1.0f, 30000);    // s = sqrt(1 - x^2) small: the quotient's far cells

@@ -1,5 +1,8 @@
 #include "ops/math_library.hpp"
 
+#include <array>
+#include <iterator>
+
 namespace nxvk::gen {
 namespace {
 

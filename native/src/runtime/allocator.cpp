@@ -4,11 +4,22 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
+#include <cstdio>
 
 #include "runtime/env.hpp"
 #include "runtime/internal.hpp"
 
 namespace nxvk {
+
+namespace {
+// NX_VULKAN_TRACE_ALLOC=1: one stderr line per memory created or destroyed (size, pool, op, and
+// how long vkAllocateMemory and the rest took), to see what a workload allocates.
+bool trace_alloc() {
+  static const bool on = env::flag("NX_VULKAN_TRACE_ALLOC");
+  return on;
+}
+}  // namespace
 
 uint64_t Allocator::size_class(uint64_t bytes) {
   constexpr uint64_t kMin = 256;
@@ -72,6 +83,7 @@ std::unique_ptr<BufferBlock> Allocator::take(uint64_t bytes, MemoryPool pool, co
     }
   }
   std::unique_ptr<BufferBlock> block;
+  const auto start = std::chrono::steady_clock::now();
   try {
     block = create(capacity, pool, op);
   } catch (const Error& e) {
@@ -79,6 +91,13 @@ std::unique_ptr<BufferBlock> Allocator::take(uint64_t bytes, MemoryPool pool, co
     // Memory is full: give the cache back to the driver and try once more.
     release_cache();
     block = create(capacity, pool, op);
+  }
+  if (trace_alloc()) {
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "nx_vulkan alloc: create %llu bytes (%s, %s) in %.3f ms; cached %llu bytes in %llu buffers\n",
+                 static_cast<unsigned long long>(capacity), pool == MemoryPool::Tensor ? "tensor" : "staging", op, ms,
+                 static_cast<unsigned long long>(stats().bytes_cached),
+                 static_cast<unsigned long long>(stats().cached_buffers));
   }
   count_new(*block, bytes);
   return block;
@@ -121,6 +140,8 @@ std::unique_ptr<BufferBlock> Allocator::create(uint64_t capacity, MemoryPool poo
 }
 
 void Allocator::destroy(BufferBlock& block) {
+  if (trace_alloc())
+    std::fprintf(stderr, "nx_vulkan alloc: destroy %llu bytes\n", static_cast<unsigned long long>(block.capacity));
   if (block.mapped != nullptr) vkUnmapMemory(device_.device, block.memory);
   vkDestroyBuffer(device_.device, block.buffer, nullptr);
   vkFreeMemory(device_.device, block.memory, nullptr);
