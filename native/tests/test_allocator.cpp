@@ -159,6 +159,25 @@ TEST_F(AllocatorTest, StagingBuffersAreCountedAndReturned) {
   EXPECT_GE(dev->memory_stats().cached_buffers, 1u);
 }
 
+// A large upload cycles through a few staging buffers (at most four chunks in flight), rather
+// than creating one per 64 MiB chunk, and arrives whole.
+TEST_F(AllocatorTest, LargeUploadReusesItsStagingBuffers) {
+  auto dev = open_device(DeviceOptions{.force_staging = true});
+  ASSERT_FALSE(dev->zero_copy());
+  const uint64_t chunk = 64ull << 20, bytes = 9 * chunk + 12;
+  if (dev->caps().max_buffer_size < bytes) GTEST_SKIP() << "maxBufferSize below " << bytes;
+  std::vector<uint32_t> data(bytes / 4);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = uint32_t(i * 2654435761u);
+  auto b = dev->allocate(bytes);
+  const uint64_t before = dev->memory_stats().allocations;
+  dev->write(*b, 0, data.data(), bytes);
+  const uint64_t staging_created = dev->memory_stats().allocations - before;
+  EXPECT_LE(staging_created, 5u) << "staging buffers created for 10 chunks";
+  std::vector<uint32_t> back(data.size());
+  dev->read(*b, 0, back.data(), bytes);
+  EXPECT_EQ(first_mismatch(back, data), -1);
+}
+
 TEST_F(AllocatorTest, SharedDeviceReturnsToZero) {
   Device& dev = device();
   for (int i = 0; i < 50; ++i) {

@@ -1,6 +1,7 @@
 // Device: logical device creation, memory type choice, transfers and dispatch.
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 
@@ -11,6 +12,7 @@ namespace nxvk {
 namespace {
 
 constexpr uint64_t kStagingChunk = 64ull << 20;  // transfers larger than this go in chunks
+constexpr size_t kStagingChunksInFlight = 4;     // per upload
 constexpr uint32_t kPushConstantBytes = 128;     // the minimum every device guarantees
 
 int find_memory_type(const VkPhysicalDeviceMemoryProperties& memory, VkMemoryPropertyFlags want,
@@ -319,9 +321,17 @@ void Device::write(Buffer& dst, uint64_t offset, const void* data, uint64_t byte
     std::memcpy(static_cast<char*>(dst.mapped()) + offset, data, bytes);
     return;
   }
+  // At most kStagingChunksInFlight chunks in flight: a large upload then cycles through a few
+  // staging buffers instead of creating one per chunk (about 25 ms per 64 MiB on the H200).
+  std::deque<std::shared_ptr<Buffer>> in_flight;
   for (uint64_t done = 0; done < bytes; done += kStagingChunk) {
     uint64_t n = std::min(kStagingChunk, bytes - done);
+    if (in_flight.size() == kStagingChunksInFlight) {
+      s.executor->wait_for(*in_flight.front());
+      in_flight.pop_front();  // back to the cache, for the next chunk
+    }
     auto staging = staging_buffer(*this, n);
+    in_flight.push_back(staging);
     std::memcpy(staging->mapped(), static_cast<const char*>(data) + done, n);
     {
       Executor::Recording rec(*s.executor);
