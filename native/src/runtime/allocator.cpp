@@ -30,7 +30,45 @@ uint64_t Allocator::size_class(uint64_t bytes) {
   return (bytes + step - 1) / step * step;
 }
 
-Allocator::~Allocator() { release_cache(); }
+Allocator::~Allocator() {
+  release_cache();
+  for (auto& block : doomed_) destroy(*block);  // the device is idle (or lost) by now
+}
+
+uint64_t Allocator::completed() const {
+  // Without an executor (the device is being built or torn down) nothing is in flight; a lost
+  // device runs nothing more. Never throws: buffers are freed in destructors.
+  if (!device_.executor || device_.lost) return UINT64_MAX;
+  try {
+    return device_.executor->completed();
+  } catch (...) {
+    return UINT64_MAX;
+  }
+}
+
+void Allocator::destroy_when_done(std::unique_ptr<BufferBlock> block) {
+  if (block->last_use.load(std::memory_order_acquire) <= completed()) {
+    destroy(*block);
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  doomed_.push_back(std::move(block));
+}
+
+void Allocator::reap() {
+  std::vector<std::unique_ptr<BufferBlock>> done;
+  {
+    std::lock_guard lock(mutex_);
+    if (doomed_.empty()) return;
+    const uint64_t value = completed();
+    auto keep = std::partition(doomed_.begin(), doomed_.end(), [&](const std::unique_ptr<BufferBlock>& b) {
+      return b->last_use.load(std::memory_order_acquire) > value;
+    });
+    for (auto it = keep; it != doomed_.end(); ++it) done.push_back(std::move(*it));
+    doomed_.erase(keep, doomed_.end());
+  }
+  for (auto& block : done) destroy(*block);
+}
 
 uint64_t Allocator::capacity_for(uint64_t bytes) const {
   const Capabilities& caps = device_.caps;
@@ -88,8 +126,12 @@ std::unique_ptr<BufferBlock> Allocator::take(uint64_t bytes, MemoryPool pool, co
     block = create(capacity, pool, op);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::OutOfDeviceMemory) throw;
-    // Memory is full: give the cache back to the driver and try once more.
+    // Memory is full: give the cache back to the driver and try once more; tensor blocks the GPU
+    // may still be using are destroyed only after it finishes, so wait for it first (not for
+    // staging: parameter blocks are taken with the executor's lock held).
+    if (pool == MemoryPool::Tensor && device_.executor) device_.executor->wait(device_.executor->flush());
     release_cache();
+    reap();
     block = create(capacity, pool, op);
   }
   if (trace_alloc()) {
@@ -170,7 +212,7 @@ void Allocator::give(std::unique_ptr<BufferBlock> block, uint64_t requested) {
   // Shared memory (exported, imported, or whose address the host was given) is never reused.
   if (block->external != ExternalMemory::None || block->no_reuse.load()) {
     lock.unlock();
-    destroy(*block);
+    destroy_when_done(std::move(block));
     return;
   }
   if (cache_limit_ == 0) {
@@ -187,7 +229,7 @@ void Allocator::give(std::unique_ptr<BufferBlock> block, uint64_t requested) {
     return;
   }
   lock.unlock();
-  destroy(*block);
+  destroy_when_done(std::move(block));
 }
 
 void Allocator::release_cache() {
@@ -199,7 +241,7 @@ void Allocator::release_cache() {
     stats_.cached_buffers = 0;
   }
   for (auto& cache : released)
-    for (auto& [size, block] : cache) destroy(*block);
+    for (auto& [size, block] : cache) destroy_when_done(std::move(block));
 }
 
 void Allocator::reset_statistics() {

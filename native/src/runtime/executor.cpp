@@ -108,8 +108,15 @@ VkCommandBuffer Executor::Recording::cmd() {
 }
 
 void Executor::Recording::use(const Buffer& buffer) {
-  batch_->refs.push_back(std::const_pointer_cast<Buffer>(buffer.shared_from_this()));
-  buffer.block().last_use.store(batch_->value, std::memory_order_release);
+  BufferBlock& block = buffer.block();
+  // An ordinary tensor block may go back to the cache, and to its next owner, while the GPU still
+  // uses it: every later use is recorded later on this one queue, after a full barrier, and the
+  // host touches its memory only after waiting for last_use (Device::write, read). The allocator
+  // defers destroying it until last_use completes. Other buffers (staging, parameters, shared
+  // memory) are held until their batch completes.
+  if (!(block.pool == MemoryPool::Tensor && block.external == ExternalMemory::None))
+    batch_->refs.push_back(std::const_pointer_cast<Buffer>(buffer.shared_from_this()));
+  block.last_use.store(batch_->value, std::memory_order_release);
 }
 
 BufferView Executor::Recording::params(const void* data, uint64_t bytes) {

@@ -113,6 +113,8 @@ class Allocator {
   std::unique_ptr<BufferBlock> import_fd(int fd, const ExportedFd& layout, uint64_t bytes, const char* op);
   std::unique_ptr<BufferBlock> import_host(void* host, uint64_t bytes, const char* op);
   void release_cache();
+  // Destroys the blocks whose destruction waited for the GPU and that it has finished with.
+  void reap();
   MemoryStats stats() const;
   // Zeroes the statistics of an allocator that holds nothing (after the device's own probes at
   // open, which users never see); Internal error otherwise.
@@ -125,6 +127,10 @@ class Allocator {
   std::multimap<uint64_t, std::unique_ptr<BufferBlock>>::iterator find_cached(uint64_t capacity, MemoryPool pool);
   std::unique_ptr<BufferBlock> create(uint64_t capacity, MemoryPool pool, const char* op);
   void destroy(BufferBlock& block);
+  // Destroys the block once the GPU is done with it (last_use completed): now, or at a later
+  // reap(). Without the lock held.
+  void destroy_when_done(std::unique_ptr<BufferBlock> block);
+  uint64_t completed() const;  // the executor's completed timeline value (all, without one)
   void count_new(const BufferBlock& block, uint64_t requested);
   bool should_map(uint32_t memory_type) const;
   VkBuffer create_buffer(uint64_t size, VkExternalMemoryHandleTypeFlags handle_types, const std::string& what);
@@ -132,6 +138,7 @@ class Allocator {
   DeviceState& device_;
   mutable std::mutex mutex_;
   std::multimap<uint64_t, std::unique_ptr<BufferBlock>> cache_[2];
+  std::vector<std::unique_ptr<BufferBlock>> doomed_;  // destroyed once their last_use completes
   MemoryStats stats_;
   uint64_t cache_limit_ = 0;
 };
