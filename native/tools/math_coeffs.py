@@ -41,6 +41,14 @@ def horner(name, coeffs, dbl):
     return "%s %s%s(%s z) { precise %s r = %s; return r; }\n" % (t, name, sfx, t, t, expr)
 
 
+def horner_fma(name, coeffs):
+    # One fma per term (fused or not: the fast paths' error bounds allow either), double only.
+    expr = lit(coeffs[-1], True)
+    for c in reversed(coeffs[:-1]):
+        expr = "fma(%s, z, %s)" % (expr, lit(c, True))
+    return "double %s(double z) { return %s; }\n" % (name, expr)
+
+
 def horner_dd(name, coeffs, dbl):
     # c0 as hi + lo and the last step in dd (TwoSum inlined): the leading term's rounding would
     # otherwise cost up to half an ulp before the caller's own rounding.
@@ -125,6 +133,22 @@ def erfinv_over_x_w(w):
 both("nx_poly_erfinv0", lambda t: erfinv_over_x_w(t + mp.mpf(3.125)), -3.125, 3.125, 16, 9)
 both("nx_poly_erfinv1", lambda t: erfinv_over_x_w((t + mp.mpf(4.3)) ** 2), -1.8, 1.8, 14, 8)
 
+# For the f32 results' plain-double fast paths (math_fast_f32.inc), double only: fewer terms, the
+# error still far below their 2^-43 budget (erf's relative, G's relative to its least value, the
+# one at the right end), and G in two pieces over [0.84, 4) where the accurate function has three:
+# fewer branches for a warp to take.
+fast_polys = {}
+def fast(name, f, a, b, n, scale=1):
+    c, e = fit(f, a, b, n)
+    errs.append("%s: double %d terms abs err %s (2^%s of its least value)" % (name, n, mp.nstr(e, 3),
+                                                                          mp.nstr(mp.log(e / scale, 2), 3)))
+    fast_polys[name] = c
+
+
+fast("nx_poly_erf_fast", h_erf, 0, mp.mpf("0.7056"), 11)
+fast("nx_poly_erfc_fast1", lambda t: G(t + mp.mpf("1.42")), mp.mpf("-0.58"), mp.mpf("0.58"), 17, G(2))
+fast("nx_poly_erfc_fast2", lambda t: G(t + 3), -1, 1, 18, G(4))
+
 DD = {"nx_poly_erf", "nx_poly_erfc0", "nx_poly_erfc1", "nx_poly_erfc2", "nx_poly_erfc3"}
 consts = []
 def const(name, vd, vf):
@@ -178,6 +202,8 @@ for nm, (cd, cf) in polys.items():
     print(horner(nm, cd, True), end="")
     if nm in DD:
         print(horner_dd(nm, cd, True), end="")
+for nm, cd in fast_polys.items():
+    print(horner_fma(nm, cd), end="")
 print(')GLSL";')
 print('constexpr const char* kMathCoeffsF32 = R"GLSL(')
 for nm, vd, vf in consts:
@@ -226,6 +252,28 @@ for i in range(0, 128, 8):
     print("    " + ", ".join(words[i:i + 8]) + ",")
 print("};")
 
+
+# Doubles for the f32 results' plain-double fast paths (math_fast_f32.inc), each as (low word,
+# high word) of the correctly rounded value.
+def f64_words(v):
+    import struct
+    with mp.workprec(200):
+        d = float(+mp.mpf(v))  # float() of a 200-bit value rounds to nearest
+    lo, hi = struct.unpack("<II", struct.pack("<d", d))
+    return ["0x%08xu" % lo, "0x%08xu" % hi]
+
+
+def print_table(name, words):
+    print("constexpr uint32_t %s[%d] = {" % (name, len(words)))
+    for i in range(0, len(words), 8):
+        print("    " + ", ".join(words[i:i + 8]) + ",")
+    print("};")
+
+
+print("// 2^(j/64) for j = 0..63 as doubles (low word, high word), correctly rounded.")
+with mp.workprec(200):
+    print_table("kExp2TableF64", sum((f64_words(mp.mpf(2) ** (mp.mpf(j) / 64)) for j in range(64)), []))
+
 # log for f32 results in f32 only: m in [sqrt(1/2), sqrt(2)) by the cell j = (bits(m) >> 16) & 0xff
 # (the lowest exponent bit and 7 mantissa bits), c the cell's midpoint, ic = 1/c to 12 bits (so
 # m's 12-bit halves times ic are exact), L = -log(ic) as high and low f32; the two cells next to 1
@@ -257,3 +305,14 @@ print("constexpr uint32_t kLogTable[1024] = {")
 for i in range(0, 1024, 8):
     print("    " + ", ".join(words[i:i + 8]) + ",")
 print("};")
+
+print("// atan(j/16) and pi/2 - atan(j/16) for j = 0..16 as doubles (low word, high word), correctly")
+print("// rounded (mpmath at 200 bits).")
+with mp.workprec(200):
+    print_table("kAtanTableF64", sum((f64_words(mp.atan(mp.mpf(j) / 16)) + f64_words(mp.pi / 2 - mp.atan(mp.mpf(j) / 16))
+                                      for j in range(17)), []))
+print("// Cells 53..181 of kLogTable (those m in [sqrt(1/2), sqrt(2)) falls in) as doubles: c (its 1/c")
+print("// to 12 bits) and -log c correctly rounded, each as (low word, high word).")
+with mp.workprec(200):
+    print_table("kLogTableF64", sum((f64_words(log_tab[j][0]) + f64_words(-mp.log(log_tab[j][0]) if log_tab[j][0] != 1 else 0)
+                                     for j in range(53, 182)), []))
