@@ -129,6 +129,8 @@ NXNIF_DEFINE(memory_stats) {
       .u64("peak_bytes_in_use", s.peak_bytes_in_use)
       .u64("allocations", s.allocations)
       .u64("cache_hits", s.cache_hits)
+      .u64("constant_buffers", s.constant_buffers)
+      .u64("constant_bytes", s.constant_bytes)
       .build();
 }
 

@@ -659,5 +659,47 @@ TEST_F(DeviceTest, MathSubnormals) {
   }
 }
 
+// The math kernels' tables (2^(j/64), the log cells, atan(j/16)) are uploaded once per device and
+// kept until it closes: repeated calls allocate nothing and record into one batch. Uploading
+// them per call made each call on a zero-copy device wait for the previous one (the table's
+// block, back in the cache, was still in use) and submit; through staging it took a staging
+// buffer and a copy per call. The device still closes when its users drop it.
+TEST_F(DeviceTest, MathTablesAreUploadedOncePerDevice) {
+  if (!device().caps().float64) GTEST_SKIP() << "device without f64 (the tables are the f64 fast paths')";
+  std::weak_ptr<Device> closed;
+  {
+    auto dev = Device::open_index(0, DeviceOptions{.batch_max = 64});
+    const std::vector<float> x = random_floats(1000, 0.1f, 2.0f), y = random_floats(1000, -2.0f, 2.0f);
+    Tensor tx = from_binary(*dev, DType::F32, {1000}, std::as_bytes(std::span(x)));
+    Tensor ty = from_binary(*dev, DType::F32, {1000}, std::as_bytes(std::span(y)));
+    auto round = [&] {
+      return std::vector<Tensor>{unary(UnaryOp::exp, tx, DType::F32), unary(UnaryOp::log, tx, DType::F32),
+                                 unary(UnaryOp::atan, ty, DType::F32), binary(BinaryOp::pow, tx, ty, DType::F32, {1000})};
+    };
+    auto first = round();  // creates the four tables (pow's holds two)
+    dev->sync();
+    const MemoryStats before = dev->memory_stats();
+    EXPECT_EQ(before.constant_buffers, 4u);
+    const uint64_t submissions = dev->submissions();
+    std::vector<std::vector<Tensor>> rounds;
+    for (int i = 0; i < 10; ++i) rounds.push_back(round());
+    EXPECT_EQ(dev->submissions(), submissions) << "a math call submitted (waited for the one before)";
+    dev->sync();
+    const MemoryStats after = dev->memory_stats();
+    EXPECT_EQ(after.constant_buffers, 4u);
+    EXPECT_EQ(after.constant_bytes, before.constant_bytes);
+    for (const auto& r : rounds)
+      for (size_t k = 0; k < r.size(); ++k) EXPECT_EQ(to_binary(r[k]), to_binary(first[k])) << "op " << k;
+    rounds.clear();
+    first.clear();
+    tx = Tensor{};
+    ty = Tensor{};
+    dev->sync();
+    EXPECT_EQ(dev->memory_stats().live_buffers, 0u) << "the tables are not live buffers";
+    closed = dev;
+  }
+  EXPECT_TRUE(closed.expired()) << "the device's tables keep it open";
+}
+
 }  // namespace
 }  // namespace nxvk::test

@@ -49,6 +49,9 @@ struct MemoryStats {
   uint64_t peak_bytes_in_use = 0;
   uint64_t allocations = 0;     // vkAllocateMemory calls
   uint64_t cache_hits = 0;      // allocations served from the cache
+  // Tables the device keeps for its kernels until it closes (Device::constant): not live buffers.
+  uint64_t constant_buffers = 0;
+  uint64_t constant_bytes = 0;
 };
 
 // Where a buffer's memory came from (see Device::allocate_exportable and the imports).
@@ -174,6 +177,10 @@ class Device : public std::enable_shared_from_this<Device> {
                 std::span<const uint32_t> spec = {});
   // Small parameter blocks (shapes, strides) for one dispatch, valid until it completes.
   BufferView params(const void* data, uint64_t bytes);
+  // A device buffer holding `data` (a kernel's constant table), uploaded on the first call with
+  // these bytes and kept until the device closes: later calls return the same buffer, so kernels
+  // that read a table neither allocate nor upload per call. Kernels must not write it.
+  std::shared_ptr<Buffer> constant(std::span<const std::byte> data, const char* op);
 
   // Submits everything recorded so far. Returns the timeline value that signals its completion.
   uint64_t flush();

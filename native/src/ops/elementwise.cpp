@@ -273,10 +273,9 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
   if (!body.table.empty()) {
     if (views.size() != table_binding(inputs.size()))
       fail(ErrorKind::Internal, label + ": the table's binding is not after the params block");
-    // In device memory: params blocks are host memory, which every workgroup would read.
-    auto table = device.allocate(body.table.size_bytes(), label.c_str());
-    device.write(*table, 0, body.table.data(), body.table.size_bytes());
-    views.push_back({table});
+    // In device memory (params blocks are host memory, which every workgroup would read), once
+    // per device.
+    views.push_back({device.constant(std::as_bytes(body.table), label.c_str())});
   }
   gen::launch(device, label, src, views, gen::bytes_of(n), invocations);
   return out;

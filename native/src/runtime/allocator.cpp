@@ -203,9 +203,26 @@ void Allocator::count_new(const BufferBlock& block, uint64_t requested) {
   stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
 }
 
+void Allocator::make_constant(BufferBlock& block, uint64_t requested) {
+  std::lock_guard lock(mutex_);
+  block.constant = true;
+  stats_.live_buffers -= 1;
+  stats_.bytes_in_use -= block.capacity;
+  stats_.bytes_requested -= requested;
+  stats_.constant_buffers += 1;
+  stats_.constant_bytes += block.capacity;
+}
+
 void Allocator::give(std::unique_ptr<BufferBlock> block, uint64_t requested) {
   if (!block) return;
   std::unique_lock lock(mutex_);
+  if (block->constant) {
+    stats_.constant_buffers -= 1;
+    stats_.constant_bytes -= block->capacity;
+    lock.unlock();
+    destroy_when_done(std::move(block));
+    return;
+  }
   stats_.live_buffers -= 1;
   stats_.bytes_in_use -= block->capacity;
   stats_.bytes_requested -= requested;
@@ -248,7 +265,10 @@ void Allocator::reset_statistics() {
   std::lock_guard lock(mutex_);
   if (stats_.live_buffers != 0 || stats_.cached_buffers != 0)
     fail(ErrorKind::Internal, "allocator: statistics reset while it holds buffers");
+  const MemoryStats kept = stats_;
   stats_ = MemoryStats{};
+  stats_.constant_buffers = kept.constant_buffers;
+  stats_.constant_bytes = kept.constant_bytes;
 }
 
 MemoryStats Allocator::stats() const {

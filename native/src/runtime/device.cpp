@@ -271,6 +271,7 @@ Device::~Device() {
   }
   if (s.device != VK_NULL_HANDLE && !s.lost) vkDeviceWaitIdle(s.device);
   s.executor.reset();
+  s.constants.clear();  // their blocks go back to the allocator, which still exists
   if (s.pipelines) s.pipelines->save();
   s.pipelines.reset();
   s.allocator.reset();
@@ -481,6 +482,22 @@ void record_dispatch(DeviceState& s, const Pipeline& pipeline, std::span<const B
     vkCmdPushConstants(cmd, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                        static_cast<uint32_t>(push.size()), push.data());
   vkCmdDispatch(cmd, groups.x, groups.y, groups.z);
+}
+
+std::shared_ptr<Buffer> Device::constant(std::span<const std::byte> data, const char* op) {
+  DeviceState& s = *state_;
+  std::string key(reinterpret_cast<const char*>(data.data()), data.size());
+  std::lock_guard lock(s.constants_mutex);
+  auto it = s.constants.find(key);
+  if (it != s.constants.end()) return it->second;
+  // The buffer's reference to the device owns nothing (an aliasing shared_ptr): the device keeps
+  // the buffer, and the buffer must not keep the device open.
+  auto buffer = make_buffer(std::shared_ptr<Device>(std::shared_ptr<Device>(), this),
+                            take_reclaiming(s, data.size(), MemoryPool::Tensor, op), data.size());
+  write(*buffer, 0, data.data(), data.size());
+  s.allocator->make_constant(buffer->block(), data.size());
+  s.constants.emplace(std::move(key), buffer);
+  return buffer;
 }
 
 BufferView Device::params(const void* data, uint64_t bytes) {

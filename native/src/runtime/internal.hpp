@@ -88,6 +88,9 @@ struct BufferBlock {
   // Set when the host was handed the mapped address (to_pointer :local): never reused, so a stale
   // address can at worst reach unmapped memory, never another tensor's bytes.
   std::atomic<bool> no_reuse{false};
+  // A table the device keeps until it closes (Device::constant): counted apart from live buffers
+  // and destroyed, not cached, when freed.
+  bool constant = false;
   // Timeline value of the last batch that recorded a command touching this buffer.
   std::atomic<uint64_t> last_use{0};
 };
@@ -106,6 +109,8 @@ class Allocator {
   // Whether take(bytes, pool) would be served from the cache now.
   bool cached(uint64_t bytes, MemoryPool pool);
   void give(std::unique_ptr<BufferBlock> block, uint64_t requested);
+  // Counts a live block as a constant table from now on (BufferBlock::constant).
+  void make_constant(BufferBlock& block, uint64_t requested);
   // External memory (external_memory.cpp): a dedicated block whose memory is exported as an
   // opaque fd; a block over memory imported from an opaque fd (takes `fd`: owned by the memory
   // on success, closed on failure); a block over a host allocation.
@@ -261,6 +266,10 @@ struct DeviceState {
   std::unique_ptr<Allocator> allocator;
   std::unique_ptr<PipelineStore> pipelines;
   std::unique_ptr<Executor> executor;
+  // Device::constant's tables by their bytes. Their buffers reference the device without owning
+  // it (no cycle); ~Device frees them while the allocator still exists.
+  std::mutex constants_mutex;
+  std::unordered_map<std::string, std::shared_ptr<Buffer>> constants;
 
   // Checks a VkResult; marks the device lost when the driver says so.
   void check(VkResult result, const char* what);
