@@ -1,5 +1,6 @@
 // Kernels generated at run time: GLSL compiled by shaderc (nxvk::compile_glsl), dispatched as
-// Kernel{name, glsl, bindings}, cached by the hash of their source in memory and on disk.
+// Kernel{name, glsl, bindings} (with an optional prefix), cached by the hash of their source in
+// memory and on disk.
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -51,6 +52,11 @@ class GeneratedKernelTest : public DeviceTest {
   // Runs `glsl` on fresh random data and checks every element against `host`.
   void run_checked(Device& dev, const std::string& name, const std::string& glsl,
                    const std::function<float(float, float)>& host, uint32_t n, uint32_t workgroup = 128) {
+    run_checked(dev, Kernel{name, glsl, 3}, host, n, workgroup);
+  }
+  void run_checked(Device& dev, const Kernel& kernel, const std::function<float(float, float)>& host, uint32_t n,
+                   uint32_t workgroup = 128) {
+    const std::string& name = kernel.name;
     std::vector<float> a = random_floats(n, -10, 10), b = random_floats(n, -10, 10);
     auto ba = dev.allocate(n * 4ull), bb = dev.allocate(n * 4ull);
     auto out = poisoned(dev, n * 4ull);
@@ -58,7 +64,7 @@ class GeneratedKernelTest : public DeviceTest {
     dev.write(*bb, 0, b.data(), n * 4ull);
     BufferView views[] = {{ba}, {bb}, {out}};
     const uint32_t spec[] = {workgroup};
-    dev.dispatch({name, glsl, 3}, views, push_of(n), {groups_for(n, workgroup)}, spec);
+    dev.dispatch(kernel, views, push_of(n), {groups_for(n, workgroup)}, spec);
     auto got = read_all<float>(dev, *out, n);
     for (uint32_t i = 0; i < n; ++i) {
       float want = host(a[i], b[i]);
@@ -101,6 +107,33 @@ TEST_F(GeneratedKernelTest, PipelinesAreCachedBySourceAndSpecialization) {
   EXPECT_EQ(dev->pipelines_created(), created + 1);
   run_checked(*dev, ops()[1].name, elementwise(ops()[1].expr), ops()[1].host, 1000);
   EXPECT_EQ(dev->pipelines_created(), created + 2);
+}
+
+// A kernel's leading GLSL as Kernel::prefix: built only when the pipeline is created; the
+// pipeline is found by prefix_key and the rest's hash, so another key is another pipeline.
+TEST_F(GeneratedKernelTest, PrefixIsBuiltOnlyWhenThePipelineIsCreated) {
+  auto dev = open_device();
+  const Op& op = ops()[2];
+  const std::string full = elementwise(op.expr);
+  const size_t split = full.find("void main()");
+  int built = 0;
+  Kernel kernel{op.name, full.substr(split), 3};
+  kernel.prefix_key = "test-prefix";
+  kernel.prefix = [&] {
+    ++built;
+    return full.substr(0, split);
+  };
+  const uint64_t created = dev->pipelines_created();
+  for (int i = 0; i < 3; ++i) run_checked(*dev, kernel, op.host, 1000 + i);
+  EXPECT_EQ(built, 1);
+  EXPECT_EQ(dev->pipelines_created(), created + 1);
+  kernel.prefix_key = "another-prefix";  // the same text under another key: a pipeline of its own
+  run_checked(*dev, kernel, op.host, 1000);
+  EXPECT_EQ(built, 2);
+  EXPECT_EQ(dev->pipelines_created(), created + 2);
+  run_checked(*dev, op.name, full, op.host, 1000);  // the whole text as glsl: another key again
+  EXPECT_EQ(built, 2);
+  EXPECT_EQ(dev->pipelines_created(), created + 3);
 }
 
 TEST_F(GeneratedKernelTest, SyntaxErrorIsInvalidArgumentNamingTheKernel) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -116,6 +117,12 @@ struct Kernel {
   std::string name;            // embedded kernel name, or a label for a generated one
   std::string glsl;            // non-empty: a generated kernel compiled at run time
   uint32_t bindings = 1;       // storage buffers, at set 0 bindings 0..n-1
+  // Optionally, a generated kernel's leading GLSL (the libraries a family of kernels shares)
+  // kept out of `glsl`: `prefix_key` names it (on one device the key determines the text) and
+  // `prefix` produces it, called only when the pipeline is created. The pipeline is found by
+  // prefix_key and the hash of `glsl`, so a call neither rebuilds nor rehashes the prefix.
+  std::string prefix_key;
+  std::function<std::string()> prefix;
 };
 
 struct DeviceOptions {

@@ -275,13 +275,13 @@ Tensor as_type(const Tensor& x, DType out_type) {
   const uint32_t n = static_cast<uint32_t>(x.size());
   if (n == 0) return out;
   const std::string vt = gen::value_type(out_type);
-  std::string src = gen::preamble(caps) + gen::buffer(0, "src", x.type, true) + gen::buffer(1, "dst", out_type, false) +
+  std::string src = gen::buffer(0, "src", x.type, true) + gen::buffer(1, "dst", out_type, false) +
                     "layout(push_constant) uniform Push { uint n; } pc;\n" +
                     gen::elementwise_main(out_type, "dst",
                                           vt + " v = " + gen::convert(caps, x.type, out_type, gen::load(x.type, "src", "i")) + ";",
                                           vt);
   BufferView views[] = {{x.buffer}, {out.buffer}};
-  gen::launch(x.device(), std::string("as_type_") + type_name(x.type) + "_" + type_name(out_type), src, views,
+  gen::launch(x.device(), gen::kernel(caps, std::string("as_type_") + type_name(x.type) + "_" + type_name(out_type), src), views,
               gen::bytes_of(n), gen::elementwise_invocations(out_type, n));
   return out;
 }

@@ -477,15 +477,22 @@ void check_index_range(const std::string& op, int64_t elements) {
                                      " elements exceed the 2^32 - 1 that a kernel index covers");
 }
 
-void launch(Device& device, const std::string& name, const std::string& glsl,
-            std::span<const BufferView> buffers, std::span<const std::byte> push, uint64_t invocations) {
+Kernel kernel(const Capabilities& caps, std::string name, std::string glsl) {
+  Kernel k{std::move(name), std::move(glsl)};
+  k.prefix_key = "preamble";
+  k.prefix = [caps] { return preamble(caps); };
+  return k;
+}
+
+void launch(Device& device, Kernel kernel, std::span<const BufferView> buffers, std::span<const std::byte> push,
+            uint64_t invocations) {
   if (invocations == 0) return;
   // At most 65535 workgroups (the grid-stride loops cover any n); measured on the H200, more
   // groups made unary ops slower.
   const uint64_t groups = std::min<uint64_t>((invocations + kWorkgroupSize - 1) / kWorkgroupSize,
                                              std::min<uint32_t>(device.caps().max_workgroup_count[0], 65535u));
   const uint32_t spec[] = {kWorkgroupSize};
-  Kernel kernel{name, glsl, static_cast<uint32_t>(buffers.size())};
+  kernel.bindings = static_cast<uint32_t>(buffers.size());
   device.dispatch(kernel, buffers, push, {static_cast<uint32_t>(groups)}, spec);
 }
 

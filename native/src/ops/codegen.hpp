@@ -96,10 +96,12 @@ void append_strided_params(std::vector<uint32_t>& params, const Shape& out_shape
 // Row-major strides of `shape` (in elements).
 std::vector<int64_t> contiguous_strides(const Shape& shape);
 
-// Dispatches generated kernel `glsl` (named `name` in errors) over `invocations` invocations,
-// with `buffers` at bindings 0..n-1 and `push` as push constants.
-void launch(Device& device, const std::string& name, const std::string& glsl,
-            std::span<const BufferView> buffers, std::span<const std::byte> push,
+// A generated kernel: the preamble for `caps`, then `glsl`. The preamble is the pipeline's prefix
+// (Kernel::prefix), so a call whose pipeline exists neither builds nor hashes it.
+Kernel kernel(const Capabilities& caps, std::string name, std::string glsl);
+// Dispatches a generated kernel over `invocations` invocations, with `buffers` at bindings
+// 0..n-1 (kernel.bindings is set from them) and `push` as push constants.
+void launch(Device& device, Kernel kernel, std::span<const BufferView> buffers, std::span<const std::byte> push,
             uint64_t invocations);
 
 // Elements must fit a 32-bit index in kernels.

@@ -96,7 +96,7 @@ void run_counter(const std::string& label, const Tensor& out, const std::string&
   const uint32_t n = static_cast<uint32_t>(out.size());
   if (n == 0) return;
   const std::string vt = gen::value_type(out.type);
-  std::string src = gen::preamble(caps) + gen::buffer(0, "dst", out.type, false) +
+  std::string src = gen::buffer(0, "dst", out.type, false) +
                     "layout(push_constant) uniform Push { uint n; uint p1; uint p2; } pc;\n" +
                     gen::elementwise_main(out.type, "dst",
                                           "uint c = " + counter + "; " + vt + " v = " +
@@ -104,7 +104,7 @@ void run_counter(const std::string& label, const Tensor& out, const std::string&
                                           vt);
   const uint32_t push[] = {n, p1, p2};
   BufferView views[] = {{out.buffer}};
-  gen::launch(out.device(), label + "_" + type_name(out.type), src, views, std::as_bytes(std::span(push)),
+  gen::launch(out.device(), gen::kernel(caps, label + "_" + type_name(out.type), src), views, std::as_bytes(std::span(push)),
               gen::elementwise_invocations(out.type, n));
 }
 
@@ -152,13 +152,13 @@ Tensor constant(Device& device, DType type, const Shape& shape, const Scalar& va
   // Several words per element (64-bit and complex types): a word-granular kernel.
   const uint64_t n = static_cast<uint64_t>(out.size()) * w.size();
   gen::check_index_range("constant", static_cast<int64_t>(n));
-  std::string src = gen::preamble(device.caps()) + gen::buffer(0, "dst", DType::U32, false) +
+  std::string src = gen::buffer(0, "dst", DType::U32, false) +
                     "layout(push_constant) uniform Push { uint n; uint w[4]; } pc;\n" +
                     gen::elementwise_main(DType::U32, "dst", "uint v = pc.w[i % " + std::to_string(w.size()) + "u];", "uint");
   uint32_t push[5] = {static_cast<uint32_t>(n), 0, 0, 0, 0};
   std::copy(w.begin(), w.end(), push + 1);
   BufferView views[] = {{out.buffer}};
-  gen::launch(device, "constant_words", src, views, std::as_bytes(std::span(push)), n);
+  gen::launch(device, gen::kernel(device.caps(), "constant_words", src), views, std::as_bytes(std::span(push)), n);
   return out;
 }
 

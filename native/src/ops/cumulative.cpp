@@ -81,7 +81,7 @@ uint at0(uint o, uint m, uint i) { return at(o, pc.rev != 0u ? pc.n0 - 1u - m : 
 
   void launch(const std::string& name, const std::string& body_src, std::vector<BufferView> views, uint64_t n,
               uint32_t nk, uint32_t nk1, uint32_t rev, uint32_t level0_len, uint32_t out_len) {
-    std::string g = gen::preamble(caps);
+    std::string g;
     for (size_t b = 0; b + 1 < views.size(); ++b) g += gen::buffer(static_cast<uint32_t>(b), "s" + std::to_string(b), type, true);
     g += gen::buffer(static_cast<uint32_t>(views.size() - 1), "dst", type, false);
     g += "layout(push_constant) uniform Push { uint n; uint I; uint nk; uint nk1; uint rev; uint n0; uint len; } pc;\n";
@@ -91,7 +91,7 @@ uint at0(uint o, uint m, uint i) { return at(o, pc.rev != 0u ? pc.n0 - 1u - m : 
                                compute_type());
     struct { uint32_t n, I, nk, nk1, rev, n0, len; } push{static_cast<uint32_t>(n), static_cast<uint32_t>(I), nk, nk1,
                                                           rev, level0_len, out_len};
-    gen::launch(device, op + "_" + name, g, views, gen::bytes_of(push), gen::elementwise_invocations(type, n));
+    gen::launch(device, gen::kernel(caps, op + "_" + name, g), views, gen::bytes_of(push), gen::elementwise_invocations(type, n));
   }
 
   Tensor run(const Tensor& x, uint64_t n, bool reverse, const Shape& shape) {
@@ -142,7 +142,7 @@ uint at0(uint o, uint m, uint i) { return at(o, pc.rev != 0u ? pc.n0 - 1u - m : 
   // atomicAnd and atomicOr; f64 moves as uvec2 (its bits, whatever a double copy would do).
   void keep_first_nan_bits(const Tensor& x, const Tensor& out, uint64_t n, bool reverse) {
     const TypeInfo& t = type_info(type);
-    std::string g = gen::preamble(caps), body;
+    std::string g, body;
     if (type == DType::F64) {
       g += "layout(std430, binding = 0) readonly buffer Src_t { uvec2 w[]; } src;\n"
            "layout(std430, binding = 1) buffer Dst_t { uvec2 w[]; } dst;\n";
@@ -163,7 +163,7 @@ uint at0(uint o, uint m, uint i) { return at(o, pc.rev != 0u ? pc.n0 - 1u - m : 
          "    uint i = ((j / pc.I) * pc.len + pc.first) * pc.I + j % pc.I;\n    " + body + "\n  }\n}\n";
     struct { uint32_t count, I, len, first; } push{static_cast<uint32_t>(O * I), static_cast<uint32_t>(I),
                                                    static_cast<uint32_t>(n), reverse ? static_cast<uint32_t>(n - 1) : 0u};
-    gen::launch(device, op + "_first", g, std::vector<BufferView>{{x.buffer}, {out.buffer}}, gen::bytes_of(push), O * I);
+    gen::launch(device, gen::kernel(caps, op + "_first", g), std::vector<BufferView>{{x.buffer}, {out.buffer}}, gen::bytes_of(push), O * I);
   }
 };
 

@@ -240,9 +240,14 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
   for (const Tensor* t : inputs) shapes.push_back(&t->shape);
   std::vector<Access> access = plan_access(out_shape, shapes, params);
   if (params.empty()) params.push_back(0);
-  std::string src = gen::preamble(caps);
-  if (math) src += gen::math_library_glsl(caps);
-  src += helpers(caps) + body.functions;
+  // The libraries (180 KB with the math library) depend only on the kernel's capabilities: they
+  // are the pipeline's prefix, named by what sets those, and built only when it is created.
+  Kernel kernel{label};
+  kernel.prefix_key = std::string(math ? "elementwise+math" : "elementwise") + (body.without_f64 ? "/no-f64" : "");
+  kernel.prefix = [caps, math] {
+    return gen::preamble(caps) + (math ? gen::math_library_glsl(caps) : std::string()) + helpers(caps);
+  };
+  std::string src = body.functions;
   std::string loads;
   std::vector<BufferView> views;
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -277,7 +282,8 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
     // per device.
     views.push_back({device.constant(std::as_bytes(body.table), label.c_str())});
   }
-  gen::launch(device, label, src, views, gen::bytes_of(n), invocations);
+  kernel.glsl = std::move(src);
+  gen::launch(device, std::move(kernel), views, gen::bytes_of(n), invocations);
   return out;
 }
 

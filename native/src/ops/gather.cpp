@@ -93,7 +93,7 @@ Tensor run(const std::string& op, DType out_type, const Shape& out_shape, const 
   }
 
   const uint32_t ns = static_cast<uint32_t>(sources.size());
-  std::string src = gen::preamble(caps);
+  std::string src;
   for (uint32_t k = 0; k < ns; ++k) src += gen::buffer(k, "s" + std::to_string(k), bt, true);
   src += gen::buffer(ns, "dst", bt, false);
   src += gen::params_buffer(ns + 1);
@@ -123,7 +123,7 @@ Tensor run(const std::string& op, DType out_type, const Shape& out_shape, const 
   views.push_back(device.params(params.data(), params.size() * 4));
   if (dyn) views.push_back({dyn->buffer});
   const uint32_t nn = static_cast<uint32_t>(n);
-  gen::launch(device, op + "_gather_" + type_name(bt), src, views, gen::bytes_of(nn),
+  gen::launch(device, gen::kernel(caps, op + "_gather_" + type_name(bt), src), views, gen::bytes_of(nn),
               gen::elementwise_invocations(bt, static_cast<uint64_t>(n)));
   return out;
 }
@@ -149,7 +149,7 @@ Tensor clamped_starts(const std::string& op, const std::vector<Tensor>& starts, 
     // Clamp in a type wide enough for the start's type (Nx: min(max(start, 0), dim - length)).
     const std::string t = gen::value_type(s.type), load = gen::load(s.type, "s", "0u");
     const bool is_unsigned = !type_info(s.type).is_signed();
-    std::string src = gen::preamble(caps) + gen::buffer(0, "s", s.type, true) + gen::buffer(1, "o", DType::U32, false) +
+    std::string src = gen::buffer(0, "s", s.type, true) + gen::buffer(1, "o", DType::U32, false) +
                       "layout(push_constant) uniform Push { uint d; uint hi; } pc;\n"
                       "void main() {\n  if (gl_GlobalInvocationID.x != 0u) return;\n  " +
                       t + " v = " + t + "(" + load + ");\n" +
@@ -157,7 +157,7 @@ Tensor clamped_starts(const std::string& op, const std::vector<Tensor>& starts, 
                       "(pc.hi)) v = " + t + "(pc.hi);\n  o.w[pc.d] = uint(v);\n}\n";
     struct { uint32_t d, hi; } push{static_cast<uint32_t>(k), static_cast<uint32_t>(hi)};
     BufferView views[] = {{s.buffer}, {out.buffer}};
-    gen::launch(device, op + "_start_" + type_name(s.type), src, views, gen::bytes_of(push), 1);
+    gen::launch(device, gen::kernel(caps, op + "_start_" + type_name(s.type), src), views, gen::bytes_of(push), 1);
   }
   return out;
 }

@@ -259,7 +259,9 @@ struct Reducer {
       uint64_t groups = group_units ? std::min<uint64_t>(u1 - u0, 65535) : (inv + wg - 1) / wg;
       groups = std::max<uint64_t>(1, std::min<uint64_t>(groups, std::min<uint32_t>(caps.max_workgroup_count[0], 65535u)));
       const uint32_t spec_consts[] = {wg};
-      device.dispatch(Kernel{op + "_" + name, glsl, 4}, views,
+      Kernel kernel = gen::kernel(caps, op + "_" + name, glsl);
+      kernel.bindings = 4;
+      device.dispatch(kernel, views,
                       std::as_bytes(std::span<const uint32_t>(push.data(), push.size())),
                       {static_cast<uint32_t>(groups)}, spec_consts);
     }
@@ -277,7 +279,7 @@ struct Reducer {
     Tensor out = direct ? empty_tensor(device, spec.out, out_shape, op)
                         : empty_tensor(device, spec.acc_store, {static_cast<int64_t>(K * nb)}, op);
     Tensor outi = u32_or_dummy(static_cast<int64_t>(K * nb), spec.has_idx && !direct);
-    std::string g = gen::preamble(caps) + spec.glsl + io_glsl(spec, in, direct);
+    std::string g = spec.glsl + io_glsl(spec, in, direct);
     g += "layout(push_constant) uniform Push { uint R; uint nb; uint u0; uint u1; uint base; } pc;\n";
     if (sequential) {
       g += R"GLSL(
@@ -354,7 +356,7 @@ void main() {
     Tensor out = direct ? empty_tensor(device, spec.out, out_shape, op)
                         : empty_tensor(device, spec.acc_store, {static_cast<int64_t>(B * nc * N)}, op);
     Tensor outi = u32_or_dummy(static_cast<int64_t>(B * nc * N), spec.has_idx && !direct);
-    std::string g = gen::preamble(caps) + spec.glsl + io_glsl(spec, in, direct);
+    std::string g = spec.glsl + io_glsl(spec, in, direct);
     g += "layout(push_constant) uniform Push { uint R; uint N; uint C; uint nc; uint u0; uint u1; uint base; } pc;\n";
     g += R"GLSL(
 void main() {
@@ -397,7 +399,7 @@ void main() {
   Tensor finalize(const PassInput& in, const Shape& out_shape) {
     Tensor out = empty_tensor(device, spec.out, out_shape, op);
     const int64_t n = out.size();
-    std::string g = gen::preamble(caps) + spec.glsl + gen::buffer(0, "src", spec.acc_store, true) +
+    std::string g = spec.glsl + gen::buffer(0, "src", spec.acc_store, true) +
                     gen::buffer(1, "srci", DType::U32, true) + gen::buffer(2, "dst", spec.out, false) +
                     "layout(push_constant) uniform Push { uint n; } pc;\n";
     std::string body = "S s; s.v = " + gen::load(spec.acc_store, "src", "i") + "; s.i = " +
@@ -406,7 +408,7 @@ void main() {
     Tensor idx = in.idx ? *in.idx : u32_or_dummy(1, false);
     BufferView views[] = {{in.values.buffer}, {idx.buffer}, {out.buffer}};
     const uint32_t nn = static_cast<uint32_t>(n);
-    gen::launch(device, op + "_finalize", g, views, gen::bytes_of(nn),
+    gen::launch(device, gen::kernel(caps, op + "_finalize", g), views, gen::bytes_of(nn),
                 gen::elementwise_invocations(spec.out, static_cast<uint64_t>(n)));
     return out;
   }
@@ -416,13 +418,13 @@ void main() {
     Tensor out = empty_tensor(device, spec.out, out_shape, op);
     const int64_t n = out.size();
     if (n == 0) return out;
-    std::string g = gen::preamble(caps) + spec.glsl + gen::buffer(0, "dst", spec.out, false) +
+    std::string g = spec.glsl + gen::buffer(0, "dst", spec.out, false) +
                     "layout(push_constant) uniform Push { uint n; } pc;\n";
     std::string body = "S s = identity(); " + spec.final_type + " v = " + spec.final_expr + ";";
     g += gen::elementwise_main(spec.out, "dst", body, spec.final_type);
     BufferView views[] = {{out.buffer}};
     const uint32_t nn = static_cast<uint32_t>(n);
-    gen::launch(device, op + "_identity", g, views, gen::bytes_of(nn),
+    gen::launch(device, gen::kernel(caps, op + "_identity", g), views, gen::bytes_of(nn),
                 gen::elementwise_invocations(spec.out, static_cast<uint64_t>(n)));
     return out;
   }

@@ -43,7 +43,7 @@ std::optional<Tensor> tiled_transpose(const Tensor& x, const std::vector<int64_t
   gen::check_index_range("transpose", x.size());
   const DType bt = gen::bits_type(x.type, caps);
   const std::string vt = gen::value_type(bt);
-  std::string src = gen::preamble(caps) + gen::buffer(0, "src", bt, true) + gen::buffer(1, "dst", bt, false) +
+  std::string src = gen::buffer(0, "src", bt, true) + gen::buffer(1, "dst", bt, false) +
                     "layout(push_constant) uniform Push { uint batch; uint m; uint n; uint tm; uint tn; } pc;\n"
                     "shared " + vt + " tile[32][33];\n"
                     R"GLSL(
@@ -76,7 +76,9 @@ void main() {
   WorkgroupCount grid{lim(push.tn, 0), lim(push.tm, 1), lim(push.batch, 2)};
   BufferView views[] = {{x.buffer}, {out.buffer}};
   const uint32_t spec[] = {256};
-  device.dispatch(Kernel{std::string("transpose_tiled_") + type_name(bt), src, 2}, views, gen::bytes_of(push),
+  Kernel kernel = gen::kernel(caps, std::string("transpose_tiled_") + type_name(bt), src);
+  kernel.bindings = 2;
+  device.dispatch(kernel, views, gen::bytes_of(push),
                   grid, spec);
   return out;
 }

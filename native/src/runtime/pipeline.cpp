@@ -170,7 +170,8 @@ void PipelineStore::save() noexcept {
 
 const Pipeline& PipelineStore::get(const Kernel& kernel, std::span<const uint32_t> spec) {
   std::vector<uint32_t> generated;
-  std::string key = kernel.glsl.empty() ? kernel.name : "glsl:" + std::to_string(hash64(kernel.glsl));
+  std::string key =
+      kernel.glsl.empty() ? kernel.name : "glsl:" + kernel.prefix_key + ":" + std::to_string(hash64(kernel.glsl));
   for (uint32_t v : spec) key += ":" + std::to_string(v);
   key += "/" + std::to_string(kernel.bindings);
 
@@ -182,7 +183,7 @@ const Pipeline& PipelineStore::get(const Kernel& kernel, std::span<const uint32_
   if (kernel.glsl.empty()) {
     spirv = find_embedded_kernel(kernel.name);
   } else {
-    generated = compile_glsl(kernel.glsl, kernel.name);
+    generated = compile_glsl(kernel.prefix ? kernel.prefix() + kernel.glsl : kernel.glsl, kernel.name);
     spirv = generated;
   }
   const std::string what = "kernel " + kernel.name;

@@ -150,7 +150,7 @@ std::vector<T> run(Device& dev, const MathFn& fn, Path path, const std::vector<T
     views.push_back(dev.params(table.data(), table.size_bytes()));
   }
   uint32_t nn = static_cast<uint32_t>(n);
-  gen::launch(dev, std::string("math_") + fn.name + "_" + path_name(path), kernel(dev.caps(), fn, path), views,
+  gen::launch(dev, Kernel{std::string("math_") + fn.name + "_" + path_name(path), kernel(dev.caps(), fn, path)}, views,
               gen::bytes_of(nn), gen::elementwise_invocations(io, n));
   auto bytes = to_binary(out);
   std::vector<T> r(x.size());
@@ -363,7 +363,7 @@ std::vector<std::pair<bool, float>> run_settling(Device& dev, const std::string&
   if (table.empty()) table = std::span<const uint32_t>(&one_word, 1);
   BufferView views[] = {{tx.buffer}, {out.buffer}, dev.params(table.data(), table.size_bytes()), {ty.buffer}};
   uint32_t nn = static_cast<uint32_t>(n);
-  gen::launch(dev, label, src, views, gen::bytes_of(nn), nn);
+  gen::launch(dev, Kernel{label, src}, views, gen::bytes_of(nn), nn);
   auto bytes = to_binary(out);
   std::vector<std::pair<bool, float>> r(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
