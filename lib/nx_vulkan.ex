@@ -39,8 +39,10 @@ defmodule Nx.Vulkan do
   end
 
   @doc """
-  Memory statistics of the default device: bytes and buffers in use and cached, the peak, and
-  allocation counts. See `memory_stats/1`.
+  Memory statistics of the default device: bytes and buffers in use and cached, the peak,
+  allocation counts, and the constant tables the device keeps for its kernels
+  (`:constant_buffers`, `:constant_bytes`: uploaded once, not counted as live buffers). See
+  `memory_stats/1`.
   """
   def memory_stats, do: memory_stats(default_device())
 

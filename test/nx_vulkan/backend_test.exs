@@ -198,9 +198,23 @@ defmodule Nx.Vulkan.BackendTest do
     test "memory_stats/0 reports the default device" do
       stats = Nx.Vulkan.memory_stats()
 
-      for key <- [:bytes_in_use, :bytes_cached, :live_buffers, :peak_bytes_in_use, :allocations] do
+      for key <- [:bytes_in_use, :bytes_cached, :live_buffers, :peak_bytes_in_use, :allocations,
+                  :constant_buffers, :constant_bytes] do
         assert is_integer(Map.fetch!(stats, key))
       end
+    end
+
+    # exp's f32 fast path reads a table (2^(j/64)) on devices with f64.
+    test "a math op's table is a constant of the device, not a live buffer" do
+      x = Nx.tensor([0.5, 1.0, 2.0], type: :f32, backend: Nx.Vulkan.Backend)
+      Nx.exp(x) |> Nx.to_binary()
+      before = Nx.Vulkan.memory_stats()
+      device = Enum.find(Nx.Vulkan.devices(), &(&1.index == Nx.Vulkan.default_device()))
+      if device.capabilities.float64, do: assert(before.constant_buffers >= 1)
+      for _ <- 1..5, do: Nx.exp(x) |> Nx.to_binary()
+      after_calls = Nx.Vulkan.memory_stats()
+      assert after_calls.constant_buffers == before.constant_buffers
+      assert after_calls.constant_bytes == before.constant_bytes
     end
   end
 
