@@ -136,7 +136,7 @@ both("nx_poly_erfinv1", lambda t: erfinv_over_x_w((t + mp.mpf(4.3)) ** 2), -1.8,
 # For the f32 results' plain-double fast paths (math_fast_f32.inc), double only: fewer terms, the
 # error still far below their 2^-43 budget (erf's relative, G's relative to its least value, the
 # one at the right end), and G in two pieces over [0.84, 4) where the accurate function has three:
-# fewer branches for a warp to take.
+# fewer branches for a warp to take; from 4 to 10 (erfc's fast range) G(1/u)/u in u = 1/a.
 fast_polys = {}
 def fast(name, f, a, b, n, scale=1):
     c, e = fit(f, a, b, n)
@@ -148,6 +148,7 @@ def fast(name, f, a, b, n, scale=1):
 fast("nx_poly_erf_fast", h_erf, 0, mp.mpf("0.7056"), 11)
 fast("nx_poly_erfc_fast1", lambda t: G(t + mp.mpf("1.42")), mp.mpf("-0.58"), mp.mpf("0.58"), 17, G(2))
 fast("nx_poly_erfc_fast2", lambda t: G(t + 3), -1, 1, 18, G(4))
+fast("nx_poly_erfc_fast3", lambda u: G(1 / u) / u, mp.mpf("0.1"), mp.mpf("0.25"), 13, 4 * G(4))
 
 DD = {"nx_poly_erf", "nx_poly_erfc0", "nx_poly_erfc1", "nx_poly_erfc2", "nx_poly_erfc3"}
 consts = []
