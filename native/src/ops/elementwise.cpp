@@ -2,6 +2,8 @@
 // are read in place through broadcast strides; dims are collapsed on the host so that the common
 // cases (same shape, scalar, [N, M] with [M] or [N, 1]) need no index arithmetic or one division.
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 #include "ops/codegen.hpp"
 #include "ops/elementwise_internal.hpp"
@@ -109,6 +111,23 @@ std::string settled(const elementwise::Body& body) {
 
 bool word_type(DType t) { return t == DType::U32 || t == DType::S32 || t == DType::F32; }
 
+// Where a body's unsettled lanes are settled. The accurate function's code in a kernel slows its
+// fast path even where it never runs: on lavapipe 2-8x (sinh 317 ms against 39 without it), on
+// the H200 (twelfth session) a second kernel gave sinh, whose fallback is glibc's code, 61% of
+// the copy against 52%, but cost exp and cosh 2-4 points (docs/BENCHMARKS.md). So: a second
+// kernel on CPU devices and for glibc's fallbacks, in place elsewhere. NX_VULKAN_SETTLE=inline
+// or =second forces one way (the tests run both).
+bool settle_in_second_kernel(const Capabilities& caps, const Body& body) {
+  if (const char* mode = std::getenv("NX_VULKAN_SETTLE")) {
+    if (std::string_view(mode) == "inline") return false;
+    if (std::string_view(mode) == "second") return true;
+  }
+  return caps.type == DeviceType::Cpu || body.heavy_slow;
+}
+
+// What a two-kernel body without a table binds in the table's place (a binding must exist).
+constexpr uint32_t kNoTableWord[] = {0};
+
 // The value of a 32-bit element from its storage word.
 std::string from_word(DType t, const std::string& w) {
   if (t == DType::F32) return "uintBitsToFloat(" + w + ")";
@@ -121,8 +140,11 @@ std::string from_word(DType t, const std::string& w) {
 // 512 contiguous bytes per access, which the scalar loop cannot keep in flight), a rank-2
 // broadcast operand by stepping its row and column instead of dividing per element, and a
 // scalar operand once. The last n % 4 elements are done one per invocation.
+// With `second` (a body with slow statements and no operand stepped per lane), the lanes the fast
+// statements leave unsettled are not settled here: their indices are appended to nx_slow (see
+// run), and *second receives the main() of the kernel that settles them.
 std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vector<Access>& access, DType out_type,
-                        const Body& body, bool unroll) {
+                        const Body& body, bool unroll, std::string* second = nullptr) {
   std::string decls, per_quad, per_lane, step, tail, prologue;
   // A heavy body (one with slow statements: the math fast paths) keeps the next quad's load in
   // flight while it computes this one's.
@@ -198,6 +220,7 @@ std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vec
   // Lanes the fast statements leave unsettled (body.slow) are redone after the four, in one
   // rolled loop; operands stepped per lane (step) cannot be re-read, so those settle in place.
   const bool defer = !body.slow.empty() && step.empty();
+  if (second && !defer) fail(ErrorKind::Internal, "elementwise: a second pass for a body that cannot defer");
   // Lanes that settle in place carry the slow statements (a math function's accurate code) in
   // every copy: keep those rolled.
   if (!defer && !body.slow.empty()) unroll = false;
@@ -212,13 +235,28 @@ std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vec
   } else {
     s += "    [[dont_unroll]] for (uint e = 0u; e < 4u; ++e) {\n" + lane;
   }
-  if (defer)
+  if (second)
+    s += "    if (slowmask != 0u) {\n      for (uint e = 0u; e < 4u; ++e)\n"
+         "        if ((slowmask & (1u << e)) != 0u) nx_defer(q * 4u + e);\n    }\n";
+  else if (defer)
     s += "    if (slowmask != 0u) {\n      [[dont_unroll]] for (uint e = 0u; e < 4u; ++e) {\n"
          "        if ((slowmask & (1u << e)) == 0u) continue;\n        uint i = q * 4u + e;\n        " + per_lane +
          "\n        " + body.statements + "\n        " + body.slow + "\n        outv = nx_set_lane(outv, e, " + store +
          ");\n      }\n    }\n";
   s += "    dst4.w[q] = outv;\n  }\n";
   s += "  uint i = quads * 4u + gl_GlobalInvocationID.x;\n";
+  if (second) {
+    s += "  if (i < pc.n) {\n    " + tail + "\n    " + body.statements + "\n    if (slow) nx_defer(i);\n    dst.w[i] = " +
+         store + ";\n  }\n}\n";
+    // The second kernel: the listed indices, or, where the list overflowed, every element.
+    *second = decls + "void main() {\n  " + body.setup +
+              "\n  uint listed = nx_slow.count;\n  bool every = listed > uint(nx_slow.index.length());\n"
+              "  uint m = every ? pc.n : listed;\n"
+              "  for (uint k = gl_GlobalInvocationID.x; k < m; k += grid_stride()) {\n"
+              "    uint i = every ? k : nx_slow.index[k];\n    " + tail + "\n    " + body.statements +
+              "\n    if (slow) {\n      " + body.slow + "\n      dst.w[i] = " + store + ";\n    }\n  }\n}\n";
+    return s;
+  }
   s += "  if (i < pc.n) {\n    " + tail + "\n    " + settled(body) + "\n    dst.w[i] = " + store + ";\n  }\n}\n";
   return s;
 }
@@ -266,8 +304,26 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
   }
   const uint32_t n = static_cast<uint32_t>(n64);
   uint64_t invocations = gen::elementwise_invocations(out_type, n);
+  // A body with slow statements (an accurate math function behind a fast path) settles its rare
+  // unsettled lanes in place, or in a second kernel over a list of their indices
+  // (settle_in_second_kernel). Not where an operand is stepped per lane: those settle in place.
+  const bool stepped = std::any_of(access.begin(), access.end(), [](const Access& a) {
+    return a.kind == Access::Kind::rank2 && a.inner % 4 != 0;
+  });
+  const bool second_pass =
+      word_type(out_type) && !body.slow.empty() && !stepped && settle_in_second_kernel(device.caps(), body);
+  std::string second;
+  if (second_pass) {
+    // The list: a count, then indices; an index past the capacity is not stored, and the second
+    // kernel then settles every element instead (a count above the capacity says so).
+    src += "layout(std430, binding = " + std::to_string(table_binding(inputs.size()) + 1) +
+           ") buffer NxSlow_t { uint count; uint index[]; } nx_slow;\n"
+           "void nx_defer(uint i) {\n  uint slot = atomicAdd(nx_slow.count, 1u);\n"
+           "  if (slot < uint(nx_slow.index.length())) nx_slow.index[slot] = i;\n}\n";
+  }
+  const std::string common = src;  // what both kernels declare
   if (word_type(out_type)) {
-    src += vector_main(inputs, access, out_type, body, !body.large);
+    src += vector_main(inputs, access, out_type, body, !body.large, second_pass ? &second : nullptr);
     invocations = std::max<uint64_t>(n / 4, n % 4);
   } else {
     if (!body.setup.empty()) fail(ErrorKind::Internal, label + ": a body with setup needs a 32-bit output");
@@ -282,8 +338,24 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
     // per device.
     views.push_back({device.constant(std::as_bytes(body.table), label.c_str())});
   }
+  if (!second_pass) {
+    kernel.glsl = std::move(src);
+    gen::launch(device, std::move(kernel), views, gen::bytes_of(n), invocations);
+    return out;
+  }
+  if (body.table.empty()) views.push_back({device.constant(std::as_bytes(std::span(kNoTableWord)), label.c_str())});
+  // Room for n / 64 + 1024 indices (the fast paths leave about 1 in 30,000), n at most.
+  const uint64_t capacity = std::min<uint64_t>(n, n / 64 + 1024);
+  auto list = device.allocate(4 * (capacity + 1), label.c_str());
+  device.fill(*list, 0, 4, 0);
+  views.push_back({list});
+  Kernel settle = kernel;
+  settle.name = label + "_unsettled";
+  settle.glsl = common + second;
   kernel.glsl = std::move(src);
   gen::launch(device, std::move(kernel), views, gen::bytes_of(n), invocations);
+  // A few workgroups: the list is short (all n only where it overflowed).
+  gen::launch(device, std::move(settle), views, gen::bytes_of(n), std::min<uint64_t>(n, 64 * gen::kWorkgroupSize));
   return out;
 }
 

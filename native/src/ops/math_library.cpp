@@ -52,6 +52,12 @@ std::string math_f64_function(const std::string& name) {
   return name == "expm1" || name == "erf_inv" ? "nx_" + name + "_nx" : "nx_" + name;
 }
 
+bool math_f64_is_glibc(const std::string& name) {
+  for (const char* n : {"sigmoid", "rsqrt", "acosh", "atanh", "sinh", "erfc"})
+    if (name == n) return true;
+  return false;
+}
+
 bool has_math_fast_f32(const std::string& name) {
   for (const char* n : kMathFastF32Names)
     if (name == n) return true;

@@ -42,6 +42,9 @@ std::string math_f64_function(const std::string& name);
 // `table_binding`), the statements main() must start with, and the words to bind there (one
 // word where NAME needs no table).
 bool has_math_fast_f32(const std::string& name);
+// Whether the f64 path of `name` is a port of glibc's code (sigmoid, rsqrt, acosh, atanh, sinh,
+// erfc: math_glibc.inc), which f32 results fall back to.
+bool math_f64_is_glibc(const std::string& name);
 std::string math_fast_f32_glsl(uint32_t table_binding);
 std::string math_fast_f32_setup(const std::string& name);
 std::span<const uint32_t> math_fast_f32_table(const std::string& name);
