@@ -40,9 +40,7 @@ constexpr double kMaxUlpF32Only = 1.1;  // measured max 1.028 (erfc), others <= 
 // its bound is glibc's: 5 ulp, glibc's documented bound for erfc on x86_64 (libm-test-ulps), the
 // largest of the six; measured max 3.14 (erfc, 10^6 inputs on lavapipe).
 constexpr double kMaxUlpF64Glibc = 5.0;
-bool glibc_bits(const std::string& fn) {
-  return fn == "sigmoid" || fn == "rsqrt" || fn == "acosh" || fn == "atanh" || fn == "sinh" || fn == "erfc";
-}
+bool glibc_bits(const std::string& fn) { return gen::math_f64_is_glibc(fn); }
 // Whether this host's libm is the glibc those are written to match: 2.36 on x86_64 with FMA and
 // AVX2 (exp, log, log1p and expm1 run as glibc's FMA builds there), as on Debian 12. rsqrt
 // (1 / sqrt(x), IEEE operations only) is checked everywhere.

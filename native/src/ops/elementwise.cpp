@@ -140,9 +140,10 @@ std::string from_word(DType t, const std::string& w) {
 // 512 contiguous bytes per access, which the scalar loop cannot keep in flight), a rank-2
 // broadcast operand by stepping its row and column instead of dividing per element, and a
 // scalar operand once. The last n % 4 elements are done one per invocation.
-// With `second` (a body with slow statements and no operand stepped per lane), the lanes the fast
-// statements leave unsettled are not settled here: their indices are appended to nx_slow (see
-// run), and *second receives the main() of the kernel that settles them.
+// With `second`, where the body can defer (slow statements, no operand stepped per lane), the lanes
+// the fast statements leave unsettled are not settled here: their indices are appended to a list
+// (nx_slow, bound after the table), and *second receives the declarations and main() of the
+// kernel that settles them; else *second stays empty and they settle here.
 std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vector<Access>& access, DType out_type,
                         const Body& body, bool unroll, std::string* second = nullptr) {
   std::string decls, per_quad, per_lane, step, tail, prologue;
@@ -207,9 +208,20 @@ std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vec
         break;
     }
   }
+  // Lanes the fast statements leave unsettled (body.slow) are redone after the four, in one
+  // rolled loop; operands stepped per lane (step) cannot be re-read, so those settle in place.
+  const bool defer = !body.slow.empty() && step.empty();
+  if (!defer) second = nullptr;
+  // The list: a count, then indices; an index past the capacity is not stored, and the second
+  // kernel then settles every element instead (a count above the capacity says so).
+  const std::string list = !second ? std::string()
+                                   : "layout(std430, binding = " + std::to_string(table_binding(inputs.size()) + 1) +
+                                         ") buffer NxSlow_t { uint count; uint index[]; } nx_slow;\n"
+                                         "void nx_defer(uint i) {\n  uint slot = atomicAdd(nx_slow.count, 1u);\n"
+                                         "  if (slot < uint(nx_slow.index.length())) nx_slow.index[slot] = i;\n}\n";
   const std::string store = gen::store_value(out_type, "v", body.v_type);
   // Lanes by selects, not by dynamic indexing (which a loop left rolled would put in memory).
-  std::string s = decls +
+  std::string s = list + decls +
                   "uint nx_lane(uvec4 r, uint e) { return e == 0u ? r.x : (e == 1u ? r.y : (e == 2u ? r.z : r.w)); }\n"
                   "uvec4 nx_set_lane(uvec4 r, uint e, uint v) {\n"
                   "  return uvec4(e == 0u ? v : r.x, e == 1u ? v : r.y, e == 2u ? v : r.z, e == 3u ? v : r.w);\n}\n";
@@ -217,10 +229,6 @@ std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vec
   s += "void main() {\n  " + body.setup + "\n  uint quads = pc.n / 4u;\n";
   s += "  uint q0 = gl_GlobalInvocationID.x; " + prologue + "\n";
   s += "  for (uint q = q0; q < quads; q += grid_stride()) {\n";
-  // Lanes the fast statements leave unsettled (body.slow) are redone after the four, in one
-  // rolled loop; operands stepped per lane (step) cannot be re-read, so those settle in place.
-  const bool defer = !body.slow.empty() && step.empty();
-  if (second && !defer) fail(ErrorKind::Internal, "elementwise: a second pass for a body that cannot defer");
   // Lanes that settle in place carry the slow statements (a math function's accurate code) in
   // every copy: keep those rolled.
   if (!defer && !body.slow.empty()) unroll = false;
@@ -249,7 +257,7 @@ std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vec
     s += "  if (i < pc.n) {\n    " + tail + "\n    " + body.statements + "\n    if (slow) nx_defer(i);\n    dst.w[i] = " +
          store + ";\n  }\n}\n";
     // The second kernel: the listed indices, or, where the list overflowed, every element.
-    *second = decls + "void main() {\n  " + body.setup +
+    *second = list + decls + "void main() {\n  " + body.setup +
               "\n  uint listed = nx_slow.count;\n  bool every = listed > uint(nx_slow.index.length());\n"
               "  uint m = every ? pc.n : listed;\n"
               "  for (uint k = gl_GlobalInvocationID.x; k < m; k += grid_stride()) {\n"
@@ -306,24 +314,12 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
   uint64_t invocations = gen::elementwise_invocations(out_type, n);
   // A body with slow statements (an accurate math function behind a fast path) settles its rare
   // unsettled lanes in place, or in a second kernel over a list of their indices
-  // (settle_in_second_kernel). Not where an operand is stepped per lane: those settle in place.
-  const bool stepped = std::any_of(access.begin(), access.end(), [](const Access& a) {
-    return a.kind == Access::Kind::rank2 && a.inner % 4 != 0;
-  });
-  const bool second_pass =
-      word_type(out_type) && !body.slow.empty() && !stepped && settle_in_second_kernel(device.caps(), body);
+  // (settle_in_second_kernel; vector_main says whether the body can: `second` non-empty).
   std::string second;
-  if (second_pass) {
-    // The list: a count, then indices; an index past the capacity is not stored, and the second
-    // kernel then settles every element instead (a count above the capacity says so).
-    src += "layout(std430, binding = " + std::to_string(table_binding(inputs.size()) + 1) +
-           ") buffer NxSlow_t { uint count; uint index[]; } nx_slow;\n"
-           "void nx_defer(uint i) {\n  uint slot = atomicAdd(nx_slow.count, 1u);\n"
-           "  if (slot < uint(nx_slow.index.length())) nx_slow.index[slot] = i;\n}\n";
-  }
   const std::string common = src;  // what both kernels declare
   if (word_type(out_type)) {
-    src += vector_main(inputs, access, out_type, body, !body.large, second_pass ? &second : nullptr);
+    const bool try_second = !body.slow.empty() && settle_in_second_kernel(device.caps(), body);
+    src += vector_main(inputs, access, out_type, body, !body.large, try_second ? &second : nullptr);
     invocations = std::max<uint64_t>(n / 4, n % 4);
   } else {
     if (!body.setup.empty()) fail(ErrorKind::Internal, label + ": a body with setup needs a 32-bit output");
@@ -338,7 +334,7 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
     // per device.
     views.push_back({device.constant(std::as_bytes(body.table), label.c_str())});
   }
-  if (!second_pass) {
+  if (second.empty()) {
     kernel.glsl = std::move(src);
     gen::launch(device, std::move(kernel), views, gen::bytes_of(n), invocations);
     return out;
