@@ -111,18 +111,16 @@ std::string settled(const elementwise::Body& body) {
 
 bool word_type(DType t) { return t == DType::U32 || t == DType::S32 || t == DType::F32; }
 
-// Where a body's unsettled lanes are settled. The accurate function's code in a kernel slows its
-// fast path even where it never runs: on lavapipe 2-8x (sinh 317 ms against 39 without it), on
-// the H200 (twelfth session) a second kernel gave sinh, whose fallback is glibc's code, 61% of
-// the copy against 52%, but cost exp and cosh 2-4 points (docs/BENCHMARKS.md). So: a second
-// kernel on CPU devices and for glibc's fallbacks, in place elsewhere. NX_VULKAN_SETTLE=inline
-// or =second forces one way (the tests run both).
-bool settle_in_second_kernel(const Capabilities& caps, const Body& body) {
-  if (const char* mode = std::getenv("NX_VULKAN_SETTLE")) {
-    if (std::string_view(mode) == "inline") return false;
-    if (std::string_view(mode) == "second") return true;
-  }
-  return caps.type == DeviceType::Cpu || body.heavy_slow;
+// Whether a body's unsettled lanes are settled by a second kernel (else in place). The accurate
+// function's code in a kernel slows its fast path even where it never runs: on lavapipe 2-8x
+// (sinh 317 ms against 39 without it); on an H100 (fifteenth session, 256M f32) the second kernel
+// gave log 97% of the copy against 91%, log1p 96/88, sinh 89-94/74, cbrt 89/83, atan 72/67,
+// erfc 53/47, and no function lost more than the spread of identical runs (docs/BENCHMARKS.md).
+// So a second kernel on every device; NX_VULKAN_SETTLE=inline keeps them in place (the tests run
+// both ways).
+bool settle_in_second_kernel() {
+  const char* mode = std::getenv("NX_VULKAN_SETTLE");
+  return !(mode && std::string_view(mode) == "inline");
 }
 
 // What a two-kernel body without a table binds in the table's place (a binding must exist).
@@ -318,7 +316,7 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
   std::string second;
   const std::string common = src;  // what both kernels declare
   if (word_type(out_type)) {
-    const bool try_second = !body.slow.empty() && settle_in_second_kernel(device.caps(), body);
+    const bool try_second = !body.slow.empty() && settle_in_second_kernel();
     src += vector_main(inputs, access, out_type, body, !body.large, try_second ? &second : nullptr);
     invocations = std::max<uint64_t>(n / 4, n % 4);
   } else {

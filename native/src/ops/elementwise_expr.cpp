@@ -626,7 +626,6 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
                                  : "v = nx_" + name + "_f32(a);";
       body.setup = gen::math_ff_f32_setup(name);
       body.table = gen::math_ff_f32_table(name);
-      body.heavy_slow = !settles_all && caps.float64 && gen::math_f64_is_glibc(name);
       body.without_f64 = settles_all;
       return body;
     }
@@ -643,7 +642,6 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
                 "float"};
       body.functions = gen::math_fast_f32_glsl(kUnaryTableBinding);
       body.slow = "v = nx_double_to_float(nx_" + name + "(" + exact + "));";
-      body.heavy_slow = gen::math_f64_is_glibc(name);
       body.setup = gen::math_fast_f32_setup(name);
       body.table = gen::math_fast_f32_table(name);
       return body;

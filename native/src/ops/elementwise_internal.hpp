@@ -49,9 +49,6 @@ struct Body {
   // (after `statements`, in their scope) compute v. Kernels run them once, for the lanes that need
   // them, so the rarely taken accurate path is not copied per lane.
   std::string slow;
-  // The slow statements are glibc's code (the f64 functions that reproduce Nx.BinaryBackend's
-  // bits): large, and settled in a second kernel on every device (elementwise.cpp).
-  bool heavy_slow = false;
   // Statements every invocation runs first in main() (filling shared memory from `table`), and
   // the words bound after the kernel's other buffers, as buffer nx_ff_table, for them to read.
   std::string setup;
