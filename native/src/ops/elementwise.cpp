@@ -114,7 +114,7 @@ bool word_type(DType t) { return t == DType::U32 || t == DType::S32 || t == DTyp
 // Whether a body's unsettled lanes are settled by a second kernel (else in place). The accurate
 // function's code in a kernel slows its fast path even where it never runs: on lavapipe 2-8x
 // (sinh 317 ms against 39 without it); on an H100 (fifteenth session, 256M f32) the second kernel
-// gave log 97% of the copy against 91%, log1p 96/88, sinh 89-94/74, cbrt 89/83, atan 72/67,
+// gave log 97% of the copy against 91%, log1p 96/88, sinh 89-94/74, atan 72/67-68,
 // erfc 53/47, and no function lost more than the spread of identical runs (docs/BENCHMARKS.md).
 // So a second kernel on every device; NX_VULKAN_SETTLE=inline keeps them in place (the tests run
 // both ways).
