@@ -2,9 +2,10 @@
 //
 //   nxvk_bench_ops [--elements N] [--reps R] [--iters I] [--only NAME[,NAME...]]
 //
-// Method: inputs are random (never zeros); each case runs one untimed repetition to warm up
-// (kernel compile, pipeline creation, and as many output buffers in the allocator's cache as
-// I calls in flight need: creating 1 GiB takes about 20 ms on the H200), then R repetitions of
+// Method: inputs are random (never zeros); each case runs untimed repetitions to warm up, for at
+// least a second (kernel compile, pipeline creation, as many output buffers in the allocator's
+// cache as I calls in flight need: creating 1 GiB takes about 20 ms on the H200; and the GPU's
+// clocks, which ramp up under load), then R repetitions of
 // I back-to-back dispatches, each repetition timed by the wall clock from the first record to
 // the completion of a sync, divided by I. The median repetition is reported, with the bytes the op must move (reads + writes) per
 // second and the ratio to the best copy bandwidth of this run (vkCmdCopyBuffer or our copy
@@ -46,9 +47,17 @@ struct Timing {
 };
 
 // Medians over reps of the time per iteration of `body`, after one warm-up repetition.
+// The warm-up repeats until the GPU has been busy for kWarmSeconds: an idle H100 sits at 345 MHz
+// and takes about a second of load to reach its boost clock (seen with nvidia-smi), so a short
+// warm-up timed compute-bound kernels at a fraction of their speed, by a different fraction in
+// each case.
+constexpr double kWarmSeconds = 1.0;
 Timing time_op(Device& device, const Options& o, const std::function<void()>& body) {
-  for (int i = 0; i < o.iters; ++i) body();
-  device.sync();
+  const auto warm_start = std::chrono::steady_clock::now();
+  do {
+    for (int i = 0; i < o.iters; ++i) body();
+    device.sync();
+  } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - warm_start).count() < kWarmSeconds);
   std::vector<double> samples, host;
   const uint64_t allocations = device.memory_stats().allocations;
   for (int r = 0; r < o.reps; ++r) {
