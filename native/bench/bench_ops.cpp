@@ -46,11 +46,10 @@ struct Timing {
   uint64_t allocations;  // memory the timed repetitions had to create (a 1 GiB block: ~20 ms)
 };
 
-// Medians over reps of the time per iteration of `body`, after one warm-up repetition.
-// The warm-up repeats until the GPU has been busy for kWarmSeconds: an idle H100 sits at 345 MHz
-// and takes about a second of load to reach its boost clock (seen with nvidia-smi), so a short
-// warm-up timed compute-bound kernels at a fraction of their speed, by a different fraction in
-// each case.
+// Medians over reps of the time per iteration of `body`, after the warm-up, which repeats until
+// the GPU has been busy for kWarmSeconds: an idle H100 sits at 345 MHz and takes about a second
+// of load to reach its boost clock (seen with nvidia-smi), so a short warm-up timed
+// compute-bound kernels at a fraction of their speed, by a different fraction in each case.
 constexpr double kWarmSeconds = 1.0;
 Timing time_op(Device& device, const Options& o, const std::function<void()>& body) {
   const auto warm_start = std::chrono::steady_clock::now();
