@@ -315,7 +315,8 @@ std::vector<float> ff_inputs(const std::string& name, uint32_t seed) {
     uniform(-87.0f, 17.4f, 100000);
     uniform(-4.0f, 4.0f, 50000);
     uniform(-0.02f, 0.02f, 20000);
-    around({-87.0f, 17.4f, -104.0f, 16.6355324f, 17.3286800f, -103.972f, -87.3365479f});
+    around({-87.0f, 17.4f, -104.0f, 16.6355324f, 17.3286800f, -103.972f, -87.3365479f,
+            -32.0f});  // the plain-double path's switch from 1 / (1 + e^-x) to e^x
     uniform(-0x1p-20f, 0x1p-20f, 20000);  // results next to 1/2, a power of two
     around({0x1p-23f, -0x1p-23f, 0x1p-24f, -0x1p-24f, -0x1p-25f});
   } else if (name == "log") {
