@@ -42,13 +42,12 @@ def horner(name, coeffs, dbl):
 
 
 def horner_fma(name, coeffs):
-    # One fma per term (fused or not: the fast paths' error bounds allow either), double only.
-    expr = lit(coeffs[-1], True)
+    # One fma per term (fused or not: the fast paths' error bounds allow either), double only; one
+    # statement each (glslang rejects fma calls nested twenty deep).
+    body = "  double p = %s;\n" % lit(coeffs[-1], True)
     for c in reversed(coeffs[:-1]):
-        expr = "fma(%s, z, %s)" % (expr, lit(c, True))
-    return "double %s(double z) { return %s; }\n" % (name, expr)
-
-
+        body += "  p = fma(p, z, %s);\n" % lit(c, True)
+    return "double %s(double z) {\n%s  return p;\n}\n" % (name, body)
 def horner_dd(name, coeffs, dbl):
     # c0 as hi + lo and the last step in dd (TwoSum inlined): the leading term's rounding would
     # otherwise cost up to half an ulp before the caller's own rounding.
@@ -135,9 +134,11 @@ both("nx_poly_erfinv1", lambda t: erfinv_over_x_w((t + mp.mpf(4.3)) ** 2), -1.8,
 
 # For the f32 results' plain-double fast paths (math_fast_f32.inc), double only, each with the
 # fewest terms that keep its error at least 2^-3 inside the 2^-43 budget (the rounding test's
-# window is 2^-40): erf's relative; G's relative to its least value (the one at the right end),
-# in two pieces over [0.84, 4) where the accurate function has three (fewer branches for a warp
-# to take), and from 4 to 10 (erfc's fast range) as G(1/u)/u in u = 1/a; sin t = t + t z S(z) and
+# window is 2^-40). One polynomial per function over the range typical inputs come from, so that
+# a warp's lanes take one branch: erf a = a + a P(a^2) for a < 2 (relative, erf a / a >= erf 2 / 2);
+# G = e^(a^2) erfc a in t = a - 1 for a < 2 and t = a - 3 on [2, 4) (relative to G's least value,
+# the one at the right end), and from 4 to 10 (erfc's fast range) as G(1/u)/u in u = 1/a;
+# asin s = s + s z A(z), z = s^2 <= 1/4 (relative: z times A's error); sin t = t + t z S(z) and
 # cos t = 1 + z C(z) (z = t^2, |t| <= 0.786), relative to sin t >= 0.900 t and cos t >= 0.706.
 fast_polys = {}
 def fast(name, f, a, b, n, scale=1):
@@ -145,12 +146,11 @@ def fast(name, f, a, b, n, scale=1):
     errs.append("%s: double %d terms abs err %s (2^%s of its least value)" % (name, n, mp.nstr(e, 3),
                                                                           mp.nstr(mp.log(e / scale, 2), 3)))
     fast_polys[name] = c
-
-
-fast("nx_poly_erf_fast", h_erf, 0, mp.mpf("0.7056"), 10)
-fast("nx_poly_erfc_fast1", lambda t: G(t + mp.mpf("1.42")), mp.mpf("-0.58"), mp.mpf("0.58"), 15, G(2))
+fast("nx_poly_erf_fast", h_erf, 0, 4, 16, mp.erf(2) / 2)
+fast("nx_poly_erfc_fast1", lambda t: G(t + 1), -1, 1, 20, G(2))
 fast("nx_poly_erfc_fast2", lambda t: G(t + 3), -1, 1, 16, G(4))
 fast("nx_poly_erfc_fast3", lambda u: G(1 / u) / u, mp.mpf("0.1"), mp.mpf("0.25"), 11, 4 * G(4))
+fast("nx_poly_asin_fast", h_asin, 0, mp.mpf(1) / 4, 11, 4)
 T2 = mp.mpf("0.786") ** 2
 h_sin = lambda z: (mp.sin(mp.sqrt(z)) / mp.sqrt(z) - 1) / z if z != 0 else mp.mpf(-1) / 6
 h_cos = lambda z: (mp.cos(mp.sqrt(z)) - 1) / z if z != 0 else mp.mpf(-1) / 2
