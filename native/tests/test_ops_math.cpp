@@ -346,6 +346,13 @@ std::vector<float> ff_inputs(const std::string& name, uint32_t seed) {
     uniform(-1.0f, -0.999f, 30000);
     uniform(-0x1p-10f, 0x1p-10f, 10000);
     around({1.0f, -1.0f, 0.70710677f, -0.70710677f, 0x1p-12f, 0.5f, -0.5f});  // 1/2: the plain-double path's halves
+  } else if (name == "asinh") {
+    uniform(-4.0f, 4.0f, 60000);
+    uniform(-0.03f, 0.03f, 30000);
+    positive_floats(30000);
+    // The plain-double path's switches: the series to the log (2^-7), log(a + sqrt(1 + a^2)) to
+    // log 2a (2^30).
+    around({0x1p-7f, -0x1p-7f, 0x1p30f, -0x1p30f, 0x1p-12f});
   } else if (name == "erf" || name == "erfc") {
     uniform(-4.0f, name == "erf" ? 4.0f : 10.0f, 100000);
     // The plain-double path's switches: erf's series to 1 - erfc (2), erfc's fits (2, 4), the
