@@ -159,20 +159,6 @@ TEST(MathTables, LogTableHoldsTheF32CellsAndTheirLogs) {
   EXPECT_EQ(table_double(w, 2 * (127 - 53)), 1.0);
   EXPECT_EQ(table_double(w, 2 * (128 - 53)), 1.0);
 }
-TEST(MathTables, AtanTableHoldsAtanOfJOver16) {
-  auto w = gen::math_fast_f32_table("atan");
-  ASSERT_EQ(w.size(), 4u * 17u);
-  const long double half_pi = std::acos(-1.0L) / 2;
-  for (int j = 0; j <= 16; ++j) {
-    const long double a = std::atan(j / 16.0L);
-    EXPECT_TRUE(j == 0 ? table_double(w, 0) == 0.0 : nearest_double(table_double(w, 2 * j), a)) << "j = " << j;
-    EXPECT_TRUE(nearest_double(table_double(w, 2 * j + 1), half_pi - a)) << "j = " << j;
-  }
-  EXPECT_EQ(gen::math_fast_f32_table("atan2").data(), w.data());
-  for (const char* name : {"asin", "acos"})  // a polynomial on each half: no table
-    EXPECT_EQ(gen::math_fast_f32_table(name).size(), 1u) << name;  // the unused word
-}
-
 TEST_P(MathTest, F64WithinBound) {
   if (!device().caps().float64) GTEST_SKIP() << "device without f64";
   auto x = mathref::inputs_f64(fn(), kInputs, seed()), y = mathref::inputs_f64(fn(), kInputs, seed(), true);
@@ -327,12 +313,14 @@ std::vector<float> ff_inputs(const std::string& name, uint32_t seed) {
     uniform(0x1p-20f, 4.0f, 40000);
     around({1.0f, 0.70710677f, 1.4142135f, 1.0078125f, 0.99609375f, 1e-45f, 1.1754944e-38f, 3.4028235e38f});
   } else if (name == "atan" || name == "atan2") {
-    uniform(-2.0f, 2.0f, 60000);     // every cell j/16 of the table, either way up
+    uniform(-2.0f, 2.0f, 60000);     // quotients either side of 1, where the reciprocal comes in
     uniform(-40.0f, 40.0f, 30000);
     positive_floats(40000);
+    // 1 (the switch to pi/2 - atan(1/q)), 2^60 (to +-pi/2), and the old table's cell edges
+    // j/16 +- 1/32 and their reciprocals (kept: awkward quotients all the same).
     std::vector<float> edges = {1.0f, -1.0f, 0x1p60f, 0x1.000002p60f, 0x1p-12f};
     for (int j = 0; j < 16; ++j) edges.push_back((2 * j + 1) / 32.0f), edges.push_back(32.0f / (2 * j + 1));
-    around(edges);  // quotients on the cells' edges
+    around(edges);
   } else if (name == "pow") {  // also the exponents, in reverse order (second_operands)
     uniform(0.0f, 4.0f, 60000);
     uniform(-4.0f, 4.0f, 40000);

@@ -138,7 +138,8 @@ both("nx_poly_erfinv1", lambda t: erfinv_over_x_w((t + mp.mpf(4.3)) ** 2), -1.8,
 # a warp's lanes take one branch: erf a = a + a P(a^2) for a < 2 (relative, erf a / a >= erf 2 / 2);
 # G = e^(a^2) erfc a in t = a - 1 for a < 2 and t = a - 3 on [2, 4) (relative to G's least value,
 # the one at the right end), and from 4 to 10 (erfc's fast range) as G(1/u)/u in u = 1/a;
-# asin s = s + s z A(z), z = s^2 <= 1/4 (relative: z times A's error); sin t = t + t z S(z) and
+# asin s = s + s z A(z), z = s^2 <= 1/4 (relative: z times A's error); atan q = q + q z T(z) for
+# q <= 1 (relative: z q / atan q <= 4/pi times T's error); sin t = t + t z S(z) and
 # cos t = 1 + z C(z) (z = t^2, |t| <= 0.786), relative to sin t >= 0.900 t and cos t >= 0.706.
 fast_polys = {}
 def fast(name, f, a, b, n, scale=1):
@@ -151,6 +152,7 @@ fast("nx_poly_erfc_fast1", lambda t: G(t + 1), -1, 1, 20, G(2))
 fast("nx_poly_erfc_fast2", lambda t: G(t + 3), -1, 1, 16, G(4))
 fast("nx_poly_erfc_fast3", lambda u: G(1 / u) / u, mp.mpf("0.1"), mp.mpf("0.25"), 11, 4 * G(4))
 fast("nx_poly_asin_fast", h_asin, 0, mp.mpf(1) / 4, 11, 4)
+fast("nx_poly_atan_fast", h_atan, 0, 1, 17, pi / 4)
 T2 = mp.mpf("0.786") ** 2
 h_sin = lambda z: (mp.sin(mp.sqrt(z)) / mp.sqrt(z) - 1) / z if z != 0 else mp.mpf(-1) / 6
 h_cos = lambda z: (mp.cos(mp.sqrt(z)) - 1) / z if z != 0 else mp.mpf(-1) / 2
@@ -314,11 +316,6 @@ for i in range(0, 1024, 8):
     print("    " + ", ".join(words[i:i + 8]) + ",")
 print("};")
 
-print("// atan(j/16) and pi/2 - atan(j/16) for j = 0..16 as doubles (low word, high word), correctly")
-print("// rounded (mpmath at 200 bits).")
-with mp.workprec(200):
-    print_table("kAtanTableF64", sum((f64_words(mp.atan(mp.mpf(j) / 16)) + f64_words(mp.pi / 2 - mp.atan(mp.mpf(j) / 16))
-                                      for j in range(17)), []))
 print("// Cells 53..181 of kLogTable (those m in [sqrt(1/2), sqrt(2)) falls in) as doubles: c (its 1/c")
 print("// to 12 bits) and -log c correctly rounded, each as (low word, high word).")
 with mp.workprec(200):
