@@ -691,7 +691,7 @@ TEST_F(DeviceTest, UnsettledLanesBeyondTheListAreSettled) {
   }
 }
 
-// The math kernels' tables (2^(j/64), the log cells, atan(j/16)) are uploaded once per device and
+// The math kernels' tables (2^(j/64), the log cells) are uploaded once per device and
 // kept until it closes: repeated calls allocate nothing and record into one batch. Uploading
 // them per call made each call on a zero-copy device wait for the previous one (the table's
 // block, back in the cache, was still in use) and submit; through staging it took a staging
@@ -708,7 +708,7 @@ TEST_F(DeviceTest, MathTablesAreUploadedOncePerDevice) {
       return std::vector<Tensor>{unary(UnaryOp::exp, tx, DType::F32), unary(UnaryOp::log, tx, DType::F32),
                                  unary(UnaryOp::atan, ty, DType::F32), binary(BinaryOp::pow, tx, ty, DType::F32, {1000})};
     };
-    auto first = round();  // creates the four tables (pow's holds two)
+    auto first = round();  // four constants: exp's and log's tables, atan's unused word, pow's two tables
     dev->sync();
     const MemoryStats before = dev->memory_stats();
     EXPECT_EQ(before.constant_buffers, 4u);
