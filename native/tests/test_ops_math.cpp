@@ -351,9 +351,9 @@ std::vector<float> ff_inputs(const std::string& name, uint32_t seed) {
     uniform(0.99f, 1.0f, 30000);     // the far fit (w >= 6.25 from 0.99903) and erfc's ranges
     uniform(-1.0f, -0.999f, 20000);
     uniform(-0x1p-10f, 0x1p-10f, 10000);
-    // The guess's switch to erfc (y = 0.84), its fits' switch (w = 6.25), erfc's fits' ones
-    // (y = 1, 2; 2 is also the plain-double path's switch from erf's series to erfc), the last
-    // floats below 1, tiny and subnormal results.
+    // w = 6.25 (from one polynomial to an f32 guess and a Halley step), older switches (y = 0.84,
+    // 1, 2: erf's series to erfc, erfc's fits), the last floats below 1, tiny and subnormal
+    // results.
     around({0.76514271f, 0.99903431f, 0.84270079f, 0.99532227f, 0.99999994f, -0.99999994f, 0x1p-126f, 0x1p-100f,
             -0x1p-12f});
   } else if (name == "cbrt") {
