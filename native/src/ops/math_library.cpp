@@ -58,40 +58,30 @@ bool math_f64_is_glibc(const std::string& name) {
   return false;
 }
 
-bool has_math_fast_f32(const std::string& name) {
-  for (const char* n : kMathFastF32Names)
-    if (name == n) return true;
-  for (const char* n : kMathFastF32BinaryNames)
-    if (name == n) return true;
-  return false;
-}
+bool has_math_fast_f32(const std::string& name) { return fast_f32_function(name) != nullptr; }
 
 std::string math_fast_f32_glsl(uint32_t table_binding) {
   // nx_NAME_to_f32(x): the fast path with the accurate function as its fallback (the tests' f32
   // reference; the op library's kernels defer the fallback instead).
   std::string s = "layout(std430, binding = " + std::to_string(table_binding) +
                   ") readonly buffer NxFastTable_t { uint w[]; } nx_fast_table;\n" + kMathFastF32;
-  for (const char* name : kMathFastF32Names) {
-    const std::string n = name;
-    s += "float nx_" + n + "_to_f32(double x) {\n  float r;\n  return nx_" + n + "_fast_f32(x, r) ? r : nx_double_to_float(nx_" +
-         n + "(x));\n}\n";
-  }
-  for (const char* name : kMathFastF32BinaryNames) {
-    const std::string n = name;
-    s += "float nx_" + n + "_to_f32(double x, double y) {\n  float r;\n  return nx_" + n +
-         "_fast_f32(x, y, r) ? r : nx_double_to_float(nx_" + n + "(x, y));\n}\n";
+  for (const FastF32Function& f : kMathFastF32Functions) {
+    const std::string n = f.name;
+    const std::string params = f.arity == 2 ? "double x, double y" : "double x", args = f.arity == 2 ? "x, y" : "x";
+    s += "float nx_" + n + "_to_f32(" + params + ") {\n  float r;\n  return nx_" + n + "_fast_f32(" + args +
+         ", r) ? r : nx_double_to_float(nx_" + n + "(" + args + "));\n}\n";
   }
   return s;
 }
 
 std::string math_fast_f32_setup(const std::string& name) {
-  const FastF32Table* t = fast_f32_table(name);
-  return t ? t->setup : "";
+  const FastF32Function* f = fast_f32_function(name);
+  return f && f->table ? f->table->setup : "";
 }
 
 std::span<const uint32_t> math_fast_f32_table(const std::string& name) {
-  const FastF32Table* t = fast_f32_table(name);
-  return t ? t->words : std::span<const uint32_t>(kNoTable);
+  const FastF32Function* f = fast_f32_function(name);
+  return f && f->table ? f->table->words : std::span<const uint32_t>(kNoTable);
 }
 
 bool has_math_ff_f32(const std::string& name) { return ff_f32_function(name) != nullptr; }
