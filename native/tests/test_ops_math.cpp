@@ -341,6 +341,21 @@ std::vector<float> ff_inputs(const std::string& name, uint32_t seed) {
     // The plain-double path's switches: the series to the log (2^-7), log(a + sqrt(1 + a^2)) to
     // log 2a (2^30).
     around({0x1p-7f, -0x1p-7f, 0x1p30f, -0x1p30f, 0x1p-12f});
+  } else if (name == "acosh") {
+    uniform(1.0f, 5.0f, 60000);
+    uniform(1.0f, 1.001f, 30000);
+    positive_floats(30000);
+    // The series' switch (s = 2^-7, x = 1 + 2^-15 and a hair: every f32 from 1 to past it), 2^30.
+    for (uint32_t b = 0x3f800001u; b < 0x3f800200u; ++b) {
+      float v;
+      std::memcpy(&v, &b, 4);
+      x.push_back(v);
+    }
+    around({0x1p30f, 2.0f});
+  } else if (name == "atanh") {
+    uniform(-1.0f, 1.0f, 60000);
+    uniform(-0.03f, 0.03f, 30000);
+    around({0x1p-7f, -0x1p-7f, 0.99999994f, -0.99999994f, 0.5f});  // the series' switch, the ends
   } else if (name == "erf" || name == "erfc") {
     uniform(-4.0f, name == "erf" ? 4.0f : 10.0f, 100000);
     // The plain-double path's switches: erf's series to 1 - erfc (2), erfc's fits (2, 4), the
