@@ -139,7 +139,8 @@ both("nx_poly_erfinv1", lambda t: erfinv_over_x_w((t + mp.mpf(4.3)) ** 2), -1.8,
 # G = e^(a^2) erfc a in t = a - 1 for a < 2 and t = a - 3 on [2, 4) (relative to G's least value,
 # the one at the right end), and from 4 to 10 (erfc's fast range) as G(1/u)/u in u = 1/a;
 # asin s = s + s z A(z), z = s^2 <= 1/4 (relative: z times A's error); atan q = q + q z T(z) for
-# |q| <= 0.41533 (relative: z q / atan q <= 0.182 times T's error); erf_inv x = x E(w - 3.125), w =
+# q <= 1 (relative: z q / atan q <= 4/pi times T's error) and, atan2's, for |q| <= 0.41533
+# (relative: z q / atan q <= 0.182 times T's error); erf_inv x = x E(w - 3.125), w =
 # -log(1 - x^2) <= 6.25 (relative to E's least value, sqrt(pi)/2); sin t = t + t z S(z) and
 # cos t = 1 + z C(z) (z = t^2, |t| <= 0.786), relative to sin t >= 0.900 t and cos t >= 0.706.
 fast_polys = {}
@@ -153,8 +154,9 @@ fast("nx_poly_erfc_fast1", lambda t: G(t + 1), -1, 1, 20, G(2))
 fast("nx_poly_erfc_fast2", lambda t: G(t + 3), -1, 1, 16, G(4))
 fast("nx_poly_erfc_fast3", lambda u: G(1 / u) / u, mp.mpf("0.1"), mp.mpf("0.25"), 11, 4 * G(4))
 fast("nx_poly_asin_fast", h_asin, 0, mp.mpf(1) / 4, 11, 4)
-Z8 = mp.mpf("0.1725")  # q^2 for |q| <= 0.41533, a little past tan(pi/8) = 0.41421 (atan's thirds)
-fast("nx_poly_atan_fast", h_atan, 0, Z8, 9, mp.atan(mp.sqrt(Z8)) / (mp.sqrt(Z8) * Z8))
+fast("nx_poly_atan_fast", h_atan, 0, 1, 17, pi / 4)
+Z8 = mp.mpf("0.1725")  # q^2 for |q| <= 0.41533, a little past tan(pi/8) = 0.41421 (atan2's thirds)
+fast("nx_poly_atan3_fast", h_atan, 0, Z8, 9, mp.atan(mp.sqrt(Z8)) / (mp.sqrt(Z8) * Z8))
 fast("nx_poly_erfinv_fast", lambda t: erfinv_over_x_w(t + mp.mpf(3.125)), -3.125, 3.125, 21, mp.sqrt(pi) / 2)
 T2 = mp.mpf("0.786") ** 2
 h_sin = lambda z: (mp.sin(mp.sqrt(z)) / mp.sqrt(z) - 1) / z if z != 0 else mp.mpf(-1) / 6
