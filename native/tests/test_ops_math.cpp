@@ -316,9 +316,10 @@ std::vector<float> ff_inputs(const std::string& name, uint32_t seed) {
     uniform(-2.0f, 2.0f, 60000);     // quotients either side of 1, where the reciprocal comes in
     uniform(-40.0f, 40.0f, 30000);
     positive_floats(40000);
-    // The plain-double path's thirds (0.4140625 and 2.4140625: q = x, (x - 1)/(x + 1) or -1/x),
-    // 1, 2^60 (to +-pi/2), atan2's reciprocal range (the larger operand to 2^100), and an old
-    // table's cell edges j/16 +- 1/32 and their reciprocals (kept: awkward quotients all the same).
+    // atan2's thirds (ratios 0.4140625 and 2.4140625: q = y/x, (y - x)/(y + x) or -x/y) and
+    // reciprocal range (the larger operand to 2^100), atan's 1 (the switch to pi/2 - atan(1/q))
+    // and 2^60 (to +-pi/2), and an old table's cell edges j/16 +- 1/32 and their reciprocals
+    // (kept: awkward quotients all the same).
     std::vector<float> edges = {1.0f,      -1.0f,      0x1p60f,   0x1.000002p60f, 0x1p-12f, 0.4140625f,
                                 -0.4140625f, 2.4140625f, -2.4140625f, 0x1p100f,      0x1p-100f};
     for (int j = 0; j < 16; ++j) edges.push_back((2 * j + 1) / 32.0f), edges.push_back(32.0f / (2 * j + 1));
