@@ -687,6 +687,54 @@ TEST_F(DeviceTest, MathSubnormals) {
   }
 }
 
+// pow's fast path settles y log|x| >= 89 as inf and <= -104 as +-0 by t's high word: the op gives
+// the accurate function's bits for pairs whose y ln|x| lies on either side of those thresholds and
+// of the true ones (88.7228, where f32 overflows, and -103.972, below which it rounds to 0; the
+// subnormal results from -87.34 down are left to the accurate function), for several bases and
+// both signs of an odd integer power.
+TEST_F(DeviceTest, PowFastPathAtOverflowAndUnderflow) {
+  if (!device().caps().float64) GTEST_SKIP() << "device without f64";
+  std::vector<float> x, y;
+  for (float base : {2.0f, 3.0f, 0.5f, 10.0f, 1.5f, 0.1f, 1.0009765625f, 7.25f})
+    for (double t : {88.7228, 88.75, 89.0, -87.3365, -103.972, -104.0}) {
+      float yc = static_cast<float>(t / std::log(static_cast<double>(base)));
+      for (int s = -300; s <= 300; ++s) {
+        float v = yc;
+        for (int k = 0; k < std::abs(s); ++k) v = std::nextafter(v, s < 0 ? -1e30f : 1e30f);
+        x.push_back(base);
+        y.push_back(v);
+      }
+    }
+  for (float v : {127.0f, 129.0f, -149.0f, -151.0f}) {  // (-2)^odd: the sign of an overflow
+    x.push_back(-2.0f);
+    y.push_back(v);
+  }
+  auto op = op_f32(device(), "pow", x, y);
+  auto accurate = mathref::run_f32(device(), mathref::math_function("pow"), Path::F32ViaF64Accurate, x, y);
+  size_t diffs = 0, infs = 0, zeros = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    infs += std::isinf(accurate[i]);
+    zeros += accurate[i] == 0.0f;
+    if (!same_result(op[i], accurate[i]) && diffs++ < 5)
+      ADD_FAILURE() << "pow(" << operands(x, y, i) << "): op " << std::hexfloat << op[i] << ", accurate " << accurate[i];
+  }
+  EXPECT_EQ(diffs, 0u) << "of " << x.size();
+  EXPECT_GT(infs, x.size() / 8);  // the sample reaches both sides of both thresholds
+  EXPECT_GT(zeros, x.size() / 8);
+  // The fast path alone settles those infs and zeros itself, with the same bits.
+  auto alone = mathref::run_fast_f32(device(), "pow", x, y);
+  size_t settled_edges = 0, alone_diffs = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!alone[i].first) continue;
+    settled_edges += std::isinf(alone[i].second) || alone[i].second == 0.0f;
+    if (!same_result(alone[i].second, accurate[i]) && alone_diffs++ < 5)
+      ADD_FAILURE() << "pow(" << operands(x, y, i) << "): fast alone " << std::hexfloat << alone[i].second
+                    << ", accurate " << accurate[i];
+  }
+  EXPECT_EQ(alone_diffs, 0u);
+  EXPECT_GT(settled_edges, x.size() / 8);
+}
+
 // The lanes a fast path leaves unsettled can be settled by a second kernel over a list of their
 // indices (room for n / 64 + 1024; forced here); where more are unsettled than the list holds,
 // that kernel settles every element instead. Both ways give the accurate function's bits: log of negative
