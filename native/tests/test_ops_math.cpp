@@ -705,7 +705,7 @@ TEST_F(DeviceTest, PowFastPathAtOverflowAndUnderflow) {
         y.push_back(v);
       }
     }
-  for (float v : {127.0f, 129.0f, -149.0f, -151.0f}) {  // (-2)^odd: the sign of an overflow
+  for (float v : {127.0f, 129.0f, -149.0f, -151.0f}) {  // (-2)^odd: the sign of an overflow and an underflow
     x.push_back(-2.0f);
     y.push_back(v);
   }
