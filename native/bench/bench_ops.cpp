@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "nxvk/ops.hpp"
+#include "ops/math_library.hpp"
 
 using namespace nxvk;
 
@@ -116,9 +117,11 @@ int main(int argc, char** argv) {
     const int64_t cols = 4096;
     const int64_t rows = n / cols;
     const double b4 = 4.0 * double(n);
-    std::printf("device: %s (f64 %s, fused fma %s); %lld f32 elements (%.0f MiB per tensor); median of %d reps x %d iters\n\n",
+    std::printf("device: %s (f64 %s, fused fma %s); %lld f32 elements (%.0f MiB per tensor); median of %d reps x %d "
+                "iters; f32 math %s (NX_VULKAN_F32_MATH)\n\n",
                 device->caps().name.c_str(), device->caps().float64 ? "yes" : "no",
-                device->caps().fused_fma_f32 ? "yes" : "no", (long long)n, b4 / (1 << 20), o.reps, o.iters);
+                device->caps().fused_fma_f32 ? "yes" : "no", (long long)n, b4 / (1 << 20), o.reps, o.iters,
+                gen::f32_math_fast("bench") ? "fast" : "exact");
     Tensor a = random_f32(*device, {rows, cols}, 1);
     Tensor b = random_f32(*device, {rows, cols}, 2);
     Tensor row_vec = random_f32(*device, {cols}, 3);

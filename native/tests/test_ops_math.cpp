@@ -591,6 +591,97 @@ TEST_P(MathTest, F32OnlyWithinBound) {
   EXPECT_LE(s.max_ulp, kMaxUlpF32Only) << describe(s, false);
 }
 
+// The fast f32 math mode's inputs: the function's sample, 2^20 uniformly random bit patterns
+// (every exponent alike), and the 48 floats each side of the points where its branches, reductions
+// or residuals change (both signs), where an error bound is tightest.
+std::vector<float> ulp1_inputs(const MathFn& fn, uint32_t seed, size_t& sample) {
+  auto x = mathref::inputs_f32(fn, 4 * kInputs, seed);
+  sample = x.size();
+  std::mt19937 rng(seed + 11);
+  for (int i = 0; i < (1 << 20); ++i) {
+    const uint32_t b = rng();
+    float f;
+    std::memcpy(&f, &b, 4);
+    x.push_back(f);
+  }
+  const float anchors[] = {0.0f, 0x1p-126f, 0x1p-12f, 0.5f, 0.78539816f, 1.0f, 1.57079633f, 4.71238899f,
+                           9.42477798f, 252.898209f, 505.796417f, 1011.59283f, 4096.0f, 0x1p25f, INFINITY};
+  for (float a : anchors) {
+    for (float sign : {1.0f, -1.0f}) {
+      float lo = a, hi = a;
+      for (int k = 0; k < 48; ++k) {
+        lo = std::nextafter(lo, 0.0f);
+        hi = std::nextafter(hi, INFINITY);
+        x.push_back(sign * lo);
+        x.push_back(sign * hi);
+      }
+      x.push_back(sign * a);
+    }
+  }
+  x.push_back(NAN);
+  x.push_back(-NAN);
+  return x;
+}
+
+// NX_VULKAN_F32_MATH=fast: every result within 1 ulp of the correctly rounded one (the accurate
+// f64 function rounded once), through the op library (unsettled lanes in the second kernel and
+// in place) and on a device without f64; the ulp1 function alone settles most of the sample.
+TEST_P(MathTest, FastF32MathWithinOneUlp) {
+  if (!gen::has_math_ulp1_f32(GetParam())) GTEST_SKIP() << "no fast f32 math for this function";
+  if (!device().caps().float64) GTEST_SKIP() << "the reference needs f64";
+  size_t sample = 0;  // the function's own sample comes first
+  auto x = ulp1_inputs(fn(), seed(), sample);
+  auto want = mathref::run_f32(device(), fn(), Path::F32ViaF64Accurate, x, x);
+  auto check = [&](const std::vector<float>& got, const std::string& what) {
+    size_t bad = 0, one = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const uint64_t d = mathref::f32_ulp_distance(got[i], want[i]);
+      one += d == 1;
+      if (d > 1 && bad++ < 5)
+        ADD_FAILURE() << GetParam() << "(" << std::hexfloat << x[i] << "), " << what << ": " << got[i]
+                      << ", correctly rounded " << want[i];
+    }
+    EXPECT_EQ(bad, 0u) << what << ", of " << x.size();
+    RecordProperty(what + "_one_ulp", std::to_string(one) + " of " + std::to_string(x.size()));
+  };
+  ScopedEnv mode("NX_VULKAN_F32_MATH", "fast");
+  for (const char* settle : {"second", "inline"}) {
+    ScopedEnv s("NX_VULKAN_SETTLE", settle);
+    check(op_f32(device(), GetParam(), x), std::string("op, ") + settle);
+  }
+  auto dev = f32_only();
+  check(op_f32(*dev, GetParam(), x), "op without f64");
+  auto alone = mathref::run_ulp1_f32(device(), GetParam(), x);
+  std::vector<float> settled_got(x.size());
+  size_t settled = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    settled += alone[i].first;
+    settled_got[i] = alone[i].first ? alone[i].second : want[i];
+  }
+  check(settled_got, "alone");
+  size_t sample_settled = 0;
+  for (size_t i = 0; i < sample; ++i) sample_settled += alone[i].first;
+  EXPECT_GT(double(sample_settled), 0.5 * double(sample)) << "the fast f32 math settles too little";
+  RecordProperty("settled", std::to_string(settled) + " of " + std::to_string(x.size()));
+}
+
+TEST_F(DeviceTest, FastF32MathModeIsChecked) {
+  std::vector<float> x{0.5f, 2.0f};
+  Tensor t = from_binary(device(), DType::F32, {2}, std::as_bytes(std::span(x)));
+  ScopedEnv mode("NX_VULKAN_F32_MATH", "quick");
+  for (UnaryOp op : {UnaryOp::atan, UnaryOp::exp}) {  // with a fast f32 form and without
+    try {
+      unary(op, t, DType::F32);
+      ADD_FAILURE() << op_name(op) << ": no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(op_name(op) + std::string(": NX_VULKAN_F32_MATH")), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_NO_THROW(unary(UnaryOp::negate, t, DType::F32));  // not a math function
+}
+
 std::vector<std::string> names() {
   std::vector<std::string> v;
   for (const auto& f : mathref::math_functions()) v.push_back(f.name);

@@ -48,6 +48,12 @@ def horner_fma(name, coeffs):
     for c in reversed(coeffs[:-1]):
         body += "  p = fma(p, z, %s);\n" % lit(c, True)
     return "double %s(double z) {\n%s  return p;\n}\n" % (name, body)
+def horner_fma_f32(name, coeffs):
+    # As horner_fma, in f32 (the fast mode's error bounds allow a fused fma or not).
+    body = "  float p = %s;\n" % lit(coeffs[-1], False)
+    for c in reversed(coeffs[:-1]):
+        body += "  p = fma(p, z, %s);\n" % lit(c, False)
+    return "float %s(float z) {\n%s  return p;\n}\n" % (name, body)
 def horner_dd(name, coeffs, dbl):
     # c0 as hi + lo and the last step in dd (TwoSum inlined): the leading term's rounding would
     # otherwise cost up to half an ulp before the caller's own rounding.
@@ -64,6 +70,11 @@ def horner_dd(name, coeffs, dbl):
             "  precise %s bb = s - %s;\n"
             "  precise %s e = ((%s - (s - bb)) + (p - bb)) + %s;\n"
             "  lo = e;\n  return s;\n}\n") % (t, name, sfx, t, t, t, expr, t, lit(h, dbl), t, lit(h, dbl), t, lit(h, dbl), lit(l, dbl))
+
+
+def f32(v):
+    with mp.workprec(24):
+        return +mp.mpf(v)
 
 
 def fit(f, a, b, n):
@@ -164,6 +175,22 @@ h_cos = lambda z: (mp.cos(mp.sqrt(z)) - 1) / z if z != 0 else mp.mpf(-1) / 2
 fast("nx_poly_sin_fast", h_sin, 0, T2, 6, mp.mpf("0.900") / T2)
 fast("nx_poly_cos_fast", h_cos, 0, T2, 6, mp.mpf("0.706") / T2)
 
+# For the fast f32 math mode (NX_VULKAN_F32_MATH=fast, math_ulp1_f32.inc): f32 coefficients,
+# evaluated in f32 by fma. Each has the fewest terms whose error, coefficients rounded to f32,
+# stays near 2^-26 of the function's value (its share of the 1-ulp budget; the rounding of f32
+# coefficients stops most fits from going much lower): atan q = q + q z T(z), z = q^2 <= 1;
+# asin s = s + s z A(z), z = s^2 <= 1/4; tan t = t + t z N(z), z = t^2 <= (pi/4)^2.
+ulp1_polys = {}
+def ulp1(name, f, a, b, n):
+    c, e = fit(f, a, b, n)
+    c = [f32(v) for v in c]
+    errs.append("%s: float %d terms abs err %s" % (name, n, mp.nstr(e, 3)))
+    ulp1_polys[name] = c
+h_tan = lambda z: (mp.tan(mp.sqrt(z)) - mp.sqrt(z)) / (z * mp.sqrt(z)) if z != 0 else mp.mpf(1) / 3
+ulp1("nx_poly_atan_ulp1", h_atan, 0, 1, 10)
+ulp1("nx_poly_asin_ulp1", h_asin, 0, mp.mpf(1) / 4, 6)
+ulp1("nx_poly_tan_ulp1", h_tan, 0, (pi / 4) ** 2, 7)
+
 DD = {"nx_poly_erf", "nx_poly_erfc0", "nx_poly_erfc1", "nx_poly_erfc2", "nx_poly_erfc3"}
 consts = []
 def const(name, vd, vf):
@@ -227,6 +254,10 @@ for nm, (cd, cf) in polys.items():
     print(horner(nm, cf, False), end="")
     if nm in DD:
         print(horner_dd(nm, cf, False), end="")
+print(')GLSL";')
+print('constexpr const char* kMathCoeffsUlp1F32 = R"GLSL(')
+for nm, c in ulp1_polys.items():
+    print(horner_fma_f32(nm, c), end="")
 print(')GLSL";')
 print('constexpr const char* kTwoOverPi = R"GLSL(')
 print("const uint NX_TWO_OVER_PI[40] = uint[](" + ", ".join("0x%08xu" % w for w in words) + ");")

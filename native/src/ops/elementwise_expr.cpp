@@ -610,6 +610,17 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
   const std::string ht = gen::value_type(t);
   if (is_float_op(op)) {
     if (!is_float(out)) bad(name, std::string("the output type must be a float type, got ") + type_name(out));
+    // NX_VULKAN_F32_MATH is read (and checked) for every f32 math function.
+    const bool fast_mode = t == DType::F32 && out == DType::F32 && gen::f32_math_fast(name);
+    if (fast_mode && gen::has_math_ulp1_f32(name)) {
+      // The fast f32 math mode: f32 arithmetic within 1 ulp; the few inputs it leaves (NaN, the
+      // ends of the domain) to the exact function, in f64 where the device has it.
+      Body body{"float v; bool slow = !nx_" + name + "_ulp1_f32(a, v);", "float"};
+      body.functions = gen::math_ulp1_f32_glsl(caps);
+      body.slow = caps.float64 ? "v = nx_double_to_float(nx_" + name + "(" + to_compute(caps, t, "a") + "));"
+                               : "v = nx_" + name + "_f32(a);";
+      return body;
+    }
     if (t == DType::F32 && out == DType::F32 && gen::use_math_ff_f32(caps, name)) {
       // The fast path in f32 arithmetic, correctly rounded where it settles (nearly every input);
       // the rest by the accurate f64 function where the device has f64, else the f32 library's.

@@ -3,6 +3,9 @@
 #include <array>
 #include <iterator>
 
+#include "nxvk/error.hpp"
+#include "runtime/env.hpp"
+
 namespace nxvk::gen {
 namespace {
 
@@ -12,6 +15,7 @@ namespace {
 #include "ops/math_glibc.inc"
 #include "ops/math_fast_f32.inc"
 #include "ops/math_ff_f32.inc"
+#include "ops/math_ulp1_f32.inc"
 
 std::string instantiate(const std::string& tmpl, const std::string& type, const std::string& suffix) {
   std::string out;
@@ -117,6 +121,25 @@ std::string math_ff_f32_setup(const std::string& name) {
 std::span<const uint32_t> math_ff_f32_table(const std::string& name) {
   const FfF32Function* f = ff_f32_function(name);
   return f ? f->table : std::span<const uint32_t>(kNoTable);
+}
+
+bool f32_math_fast(const std::string& op) {
+  const std::string mode = env::get("NX_VULKAN_F32_MATH").value_or("exact");
+  if (mode == "exact" || mode.empty()) return false;
+  if (mode == "fast") return true;
+  fail(ErrorKind::InvalidArgument,
+       op + ": NX_VULKAN_F32_MATH must be \"exact\" or \"fast\", got \"" + mode + "\"");
+}
+
+bool has_math_ulp1_f32(const std::string& name) {
+  for (const char* n : kMathUlp1F32Functions)
+    if (name == n) return true;
+  return false;
+}
+
+std::string math_ulp1_f32_glsl(const Capabilities& caps) {
+  return std::string(kMathCoeffsUlp1F32) + (caps.fused_fma_f32 ? kMathUlp1ResidualFma : kMathUlp1ResidualDekker) +
+         kMathUlp1F32;
 }
 
 }  // namespace nxvk::gen

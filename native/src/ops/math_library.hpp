@@ -19,6 +19,9 @@
 //   bool   nx_NAME_ff_f32(float x, out float r)  for NAME in {exp log sigmoid sqrt}: r = the
 //                                correctly rounded f32 result where it settles, else false (then
 //                                the caller runs the accurate nx_NAME, or nx_NAME_f32 without f64)
+// and, in math_ulp1_f32_glsl(caps) (the fast f32 math mode; f32 arithmetic),
+//   bool   nx_NAME_ulp1_f32(float x, out float r)  for NAME in {atan asin acos tan}: r within
+//                                1 ulp of the correctly rounded f32 result, else false
 // Special values follow C99 Annex F (as Nx.BinaryBackend, which calls the C library through
 // Erlang). The f64 path of sigmoid, rsqrt, acosh, atanh, sinh and erfc gives glibc 2.36's bits
 // (Nx.BinaryBackend's results, math_glibc.inc) rather than the most accurate ones.
@@ -61,5 +64,15 @@ std::string math_ff_f32_first_stage(const std::string& name);
 std::string math_ff_f32_glsl(uint32_t table_binding, const Capabilities& caps);
 std::string math_ff_f32_setup(const std::string& name);
 std::span<const uint32_t> math_ff_f32_table(const std::string& name);
+// The f32 math mode, NX_VULKAN_F32_MATH (read per op, so a process may switch): "exact" (the
+// default: correctly rounded f32 results, Nx.BinaryBackend's bits) or "fast" (within 1 ulp of
+// them, from f32 arithmetic, for the functions has_math_ulp1_f32 names). Another value fails
+// (InvalidArgument) naming `op`.
+bool f32_math_fast(const std::string& op);
+// Whether NAME has bool nx_NAME_ulp1_f32(float x, out float r) (math_ulp1_f32.inc): r within
+// 1 ulp of the correctly rounded f32 result, else false (the exact path's input); their GLSL,
+// after the library (no table).
+bool has_math_ulp1_f32(const std::string& name);
+std::string math_ulp1_f32_glsl(const Capabilities& caps);
 
 }  // namespace nxvk::gen

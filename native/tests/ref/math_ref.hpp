@@ -42,6 +42,21 @@ bool same_result(F got, F want) {
   return std::memcmp(&got, &want, sizeof(F)) == 0;
 }
 
+// How many f32 values lie between got and want (0: same_result), counting -0 and +0 as
+// neighbours; UINT64_MAX where one is NaN and the other not. The fast f32 math mode's measure.
+inline uint64_t f32_ulp_distance(float got, float want) {
+  if (same_result(got, want)) return 0;
+  if (std::isnan(got) || std::isnan(want)) return UINT64_MAX;
+  auto key = [](float v) {
+    uint32_t b;
+    std::memcpy(&b, &v, 4);
+    const int64_t mag = b & 0x7fffffffu;
+    return (b >> 31) ? -mag - 1 : mag;
+  };
+  const int64_t d = key(got) - key(want);
+  return static_cast<uint64_t>(d < 0 ? -d : d);
+}
+
 // Nx.BinaryBackend's f64 erf_inv, Complex.erf_inv (what nx_erf_inv_nx reproduces), with this
 // host's log and sqrt, every product and sum rounded.
 double complex_erf_inv(double z);
@@ -52,6 +67,8 @@ std::vector<std::pair<bool, float>> run_ff_f32(Device& dev, const std::string& n
 // y: the second operand of a binary function (atan2), else empty.
 std::vector<std::pair<bool, float>> run_fast_f32(Device& dev, const std::string& name, const std::vector<float>& x,
                                                  const std::vector<float>& y = {});
+// nx_NAME_ulp1_f32 alone (math_ulp1_f32.inc, the fast f32 math mode): the same.
+std::vector<std::pair<bool, float>> run_ulp1_f32(Device& dev, const std::string& name, const std::vector<float>& x);
 std::vector<float> run_f32(Device& dev, const MathFn& fn, Path path, const std::vector<float>& x,
                            const std::vector<float>& y);
 std::vector<double> run_f64(Device& dev, const MathFn& fn, const std::vector<double>& x,
