@@ -81,6 +81,23 @@ defmodule Nx.Vulkan do
   def validation_report, do: Native.validation_report()
 
   @doc """
+  Sets the f32 math mode for the whole VM: `:exact` (the default: f32 math results are the
+  correctly rounded ones, Nx.BinaryBackend's bits) or `:fast` (atan, asin, acos, tan, atanh,
+  asinh and acosh in f32 arithmetic, within 1 ulp of them; faster where the GPU's f64 is slow).
+  It overrides the `NX_VULKAN_F32_MATH` environment variable the VM was started with
+  (`System.put_env/2` does not reach the native library: Erlang keeps its own copy of the
+  environment). Applies to the ops issued after it.
+  """
+  def set_f32_math(mode) when mode in [:exact, :fast], do: Native.set_f32_math(mode)
+
+  def set_f32_math(mode),
+    do:
+      raise(
+        ArgumentError,
+        "Nx.Vulkan.set_f32_math: the mode must be :exact or :fast, got #{inspect(mode)}"
+      )
+
+  @doc """
   Whether `inspect/2` of a tensor shows the backend and device line
   (`Nx.Vulkan.Backend<device: 0>`). On by default (application key `:inspect_backend`);
   `inspect_backend(false)` turns it off for the calling process only, as the doctests need

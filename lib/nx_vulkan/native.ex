@@ -25,6 +25,7 @@ defmodule Nx.Vulkan.Native do
     release_cached_memory: 1,
     sync: 1,
     validation_report: 0,
+    set_f32_math: 1,
     tensor_info: 1,
     deallocate: 1,
     from_binary: 4,

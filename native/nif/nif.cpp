@@ -144,6 +144,11 @@ NXNIF_DEFINE(sync) {
   return c.atom("ok");
 }
 
+NXNIF_DEFINE(set_f32_math) {
+  nxvk::set_f32_math(c.atom_name(0, "mode"));
+  return c.atom("ok");
+}
+
 NXNIF_DEFINE(validation_report) {
   auto r = nxvk::validation_report();
   return MapBuilder(c.env)

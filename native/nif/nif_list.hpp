@@ -12,6 +12,7 @@
   X(built_functions, 0, 0) X(devices, 0, NXNIF_DIRTY) X(default_device, 0, NXNIF_DIRTY)           \
   X(memory_stats, 1, NXNIF_DIRTY) X(release_cached_memory, 1, NXNIF_DIRTY) X(sync, 1, NXNIF_DIRTY) \
   X(validation_report, 0, NXNIF_DIRTY) X(tensor_info, 1, 0) X(deallocate, 1, NXNIF_DIRTY)          \
+  X(set_f32_math, 1, 0)                                                                          \
   /* creation and transfer */                                                                    \
   X(from_binary, 4, NXNIF_DIRTY) X(to_binary, 2, NXNIF_DIRTY) X(constant, 4, NXNIF_DIRTY)         \
   X(iota, 4, NXNIF_DIRTY) X(eye, 3, NXNIF_DIRTY)                                                 \

@@ -680,6 +680,18 @@ TEST_F(DeviceTest, FastF32MathModeIsChecked) {
     }
   }
   EXPECT_NO_THROW(unary(UnaryOp::negate, t, DType::F32));  // not a math function
+  // set_f32_math overrides the variable, "" hands back to it, and it checks its argument.
+  std::vector<float> many(4096);
+  for (size_t i = 0; i < many.size(); ++i) many[i] = 1.0f + float(i) * 0x1p-10f;
+  Tensor m = from_binary(device(), DType::F32, {int64_t(many.size())}, std::as_bytes(std::span(many)));
+  ScopedEnv exact_env("NX_VULKAN_F32_MATH", "exact");
+  const auto exact = to_binary(unary(UnaryOp::atan, m, DType::F32));
+  set_f32_math("fast");
+  const auto fast = to_binary(unary(UnaryOp::atan, m, DType::F32));
+  set_f32_math("");
+  EXPECT_NE(fast, exact) << "set_f32_math(\"fast\") took no effect (or every result was correctly rounded)";
+  EXPECT_EQ(to_binary(unary(UnaryOp::atan, m, DType::F32)), exact);
+  EXPECT_THROW(set_f32_math("quick"), Error);
 }
 
 std::vector<std::string> names() {

@@ -198,8 +198,15 @@ defmodule Nx.Vulkan.BackendTest do
     test "memory_stats/0 reports the default device" do
       stats = Nx.Vulkan.memory_stats()
 
-      for key <- [:bytes_in_use, :bytes_cached, :live_buffers, :peak_bytes_in_use, :allocations,
-                  :constant_buffers, :constant_bytes] do
+      for key <- [
+            :bytes_in_use,
+            :bytes_cached,
+            :live_buffers,
+            :peak_bytes_in_use,
+            :allocations,
+            :constant_buffers,
+            :constant_bytes
+          ] do
         assert is_integer(Map.fetch!(stats, key))
       end
     end
@@ -392,6 +399,65 @@ defmodule Nx.Vulkan.MemoryStatsTest do
       fun.() -> :ok
       tries == 0 -> flunk("condition not reached")
       true -> Process.sleep(20) && wait_until(fun, tries - 1)
+    end
+  end
+end
+
+defmodule Nx.Vulkan.FastF32MathTest do
+  # Not async: the f32 math mode is the VM's, read by every op.
+  use ExUnit.Case, async: false
+
+  setup do
+    Nx.default_backend(Nx.Vulkan.Backend)
+    on_exit(fn -> Nx.Vulkan.set_f32_math(:exact) end)
+    :ok
+  end
+
+  # Ordered integer keys of f32 bit patterns: neighbouring floats differ by 1.
+  defp keys(t) do
+    for <<b::32-native <- Nx.to_binary(t)>> do
+      if b >= 0x80000000, do: -(b - 0x80000000) - 1, else: b
+    end
+  end
+
+  test "fast f32 math is within 1 ulp of Nx.BinaryBackend, and differs from it somewhere" do
+    Nx.Vulkan.set_f32_math(:fast)
+    key = Nx.Random.key(7)
+    {u, _} = Nx.Random.uniform(key, -0.999, 0.999, shape: {65_536}, type: :f32)
+    u = Nx.backend_transfer(u, Nx.BinaryBackend)
+    big = Nx.multiply(u, 300.0)
+
+    cases = [
+      atan: u,
+      asin: u,
+      acos: u,
+      tan: big,
+      atanh: u,
+      asinh: big,
+      acosh: Nx.add(Nx.abs(big), 1.0)
+    ]
+
+    one_ulp =
+      for {fun, x} <- cases, reduce: 0 do
+        count ->
+          want = apply(Nx, fun, [x]) |> keys()
+          got = apply(Nx, fun, [Nx.backend_transfer(x, Nx.Vulkan.Backend)]) |> keys()
+          diffs = Enum.zip_with(got, want, &abs(&1 - &2))
+          assert Enum.max(diffs) <= 1, "#{fun}: a result more than 1 ulp from Nx.BinaryBackend's"
+          count + Enum.count(diffs, &(&1 == 1))
+      end
+
+    # The mode is in force: some results are the neighbours of the correctly rounded ones.
+    assert one_ulp > 0
+
+    Nx.Vulkan.set_f32_math(:exact)
+    t = Nx.backend_transfer(big, Nx.Vulkan.Backend)
+    assert Nx.to_binary(Nx.atan(t)) == Nx.to_binary(Nx.atan(big))
+  end
+
+  test "an unknown mode is an error" do
+    assert_raise ArgumentError, ~r/must be :exact or :fast, got :quick/, fn ->
+      Nx.Vulkan.set_f32_math(:quick)
     end
   end
 end

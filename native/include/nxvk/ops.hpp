@@ -49,6 +49,13 @@ const char* op_name(ReduceOp op);
 const char* op_name(ArgReduceOp op);
 const char* op_name(CumulativeOp op);
 std::optional<UnaryOp> parse_unary_op(std::string_view name);
+
+// The f32 math mode: "exact" (the default: correctly rounded f32 results, Nx.BinaryBackend's
+// bits) or "fast" (f32 arithmetic within 1 ulp of them, for the functions docs/CAPABILITIES.md
+// lists). NX_VULKAN_F32_MATH sets it, read per op; set_f32_math overrides the variable for the
+// process ("" goes back to it), which a VM's own environment cannot (Erlang keeps its own copy).
+// Another value fails with InvalidArgument.
+void set_f32_math(const std::string& mode);
 std::optional<BinaryOp> parse_binary_op(std::string_view name);
 std::optional<ReduceOp> parse_reduce_op(std::string_view name);
 std::optional<ArgReduceOp> parse_arg_reduce_op(std::string_view name);

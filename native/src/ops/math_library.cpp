@@ -1,9 +1,11 @@
 #include "ops/math_library.hpp"
 
 #include <array>
+#include <atomic>
 #include <iterator>
 
 #include "nxvk/error.hpp"
+#include "nxvk/ops.hpp"
 #include "runtime/env.hpp"
 
 namespace nxvk::gen {
@@ -123,7 +125,13 @@ std::span<const uint32_t> math_ff_f32_table(const std::string& name) {
   return f ? f->table : std::span<const uint32_t>(kNoTable);
 }
 
+namespace {
+// set_f32_math's override: -1 none (the variable decides), 0 exact, 1 fast.
+std::atomic<int> g_f32_math_override{-1};
+}  // namespace
+
 bool f32_math_fast(const std::string& op) {
+  if (const int o = g_f32_math_override.load(std::memory_order_relaxed); o >= 0) return o == 1;
   const std::string mode = env::get("NX_VULKAN_F32_MATH").value_or("exact");
   if (mode == "exact" || mode.empty()) return false;
   if (mode == "fast") return true;
@@ -143,3 +151,11 @@ std::string math_ulp1_f32_glsl(const Capabilities& caps) {
 }
 
 }  // namespace nxvk::gen
+
+namespace nxvk {
+void set_f32_math(const std::string& mode) {
+  if (mode != "" && mode != "exact" && mode != "fast")
+    fail(ErrorKind::InvalidArgument, "set_f32_math: the mode must be \"exact\" or \"fast\", got \"" + mode + "\"");
+  gen::g_f32_math_override.store(mode.empty() ? -1 : mode == "fast" ? 1 : 0, std::memory_order_relaxed);
+}
+}  // namespace nxvk
