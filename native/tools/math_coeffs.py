@@ -194,6 +194,16 @@ ulp1("nx_poly_tan_ulp1", h_tan, 0, (pi / 4) ** 2, 7)
 # log m = 2 atanh s = 2s + s z L(z), s = (m - 1) / (m + 1), |s| <= (sqrt 2 - 1) / (sqrt 2 + 1).
 h_log2 = lambda z: (2 * mp.atanh(mp.sqrt(z)) - 2 * mp.sqrt(z)) / (z * mp.sqrt(z)) if z != 0 else mp.mpf(2) / 3
 ulp1("nx_poly_log_ulp1", h_log2, 0, ((mp.sqrt(2) - 1) / (mp.sqrt(2) + 1)) ** 2, 4)
+# erf_inv x = x E(w), w = -log(1 - x^2), in two pieces, w < 2 and 2 <= w < 6.25, each in t = w -
+# its centre as c0 + t Q(t) with c0 as high and low floats (rounding c0 alone would cost 2^-25).
+ulp1_split = {}
+def ulp1_c0(name, f, a, b, n):
+    c, e = fit(f, a, b, n)
+    errs.append("%s: float %d terms (c0 in two) abs err %s" % (name, n, mp.nstr(e, 3)))
+    h, l = hilo(c[0], 24)
+    ulp1_split[name] = ([f32(v) for v in c[1:]], h, l)
+ulp1_c0("nx_poly_erfinv0_ulp1", lambda t: erfinv_over_x_w(t + 1), -1, 1, 8)
+ulp1_c0("nx_poly_erfinv1_ulp1", lambda t: erfinv_over_x_w(t + mp.mpf("4.125")), mp.mpf("-2.125"), mp.mpf("2.125"), 9)
 
 DD = {"nx_poly_erf", "nx_poly_erfc0", "nx_poly_erfc1", "nx_poly_erfc2", "nx_poly_erfc3"}
 consts = []
@@ -262,6 +272,9 @@ print(')GLSL";')
 print('constexpr const char* kMathCoeffsUlp1F32 = R"GLSL(')
 for nm, c in ulp1_polys.items():
     print(horner_fma_f32(nm, c), end="")
+for nm, (c, h, l) in ulp1_split.items():
+    print("const float %s_c0h = %s;\nconst float %s_c0l = %s;" % (nm, lit(h, False), nm, lit(l, False)))
+    print(horner_fma_f32(nm, c), end="")  # Q(t): c0 + t Q(t)
 print(')GLSL";')
 print('constexpr const char* kTwoOverPi = R"GLSL(')
 print("const uint NX_TWO_OVER_PI[40] = uint[](" + ", ".join("0x%08xu" % w for w in words) + ");")
