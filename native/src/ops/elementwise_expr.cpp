@@ -475,6 +475,17 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
     body.functions = kDivideF32;
     return body;
   }
+  // NX_VULKAN_F32_MATH is read (and checked) for the f32 math functions, atan2 and pow.
+  const bool fast_mode =
+      out == DType::F32 && (op == BinaryOp::atan2 || op == BinaryOp::pow) && gen::f32_math_fast(name);
+  if (fast_mode && ta == DType::F32 && tb == DType::F32 && gen::has_math_ulp1_f32(name)) {
+    // The fast f32 math mode, as unary_body's.
+    Body body{"float v; bool slow = !nx_" + name + "_ulp1_f32(a, b, v);", "float"};
+    body.functions = gen::math_ulp1_f32_glsl(caps);
+    body.slow = caps.float64 ? "v = nx_double_to_float(nx_" + name + "(nx_f32_to_f64(a), nx_f32_to_f64(b)));"
+                             : "v = nx_" + name + "_f32(a, b);";
+    return body;
+  }
   if (caps.float64 && out == DType::F32 && f32_exact(ta) && f32_exact(tb) && gen::has_math_fast_f32(name)) {
     // As unary_body's fast path: f32 operands, subnormals flushed, to the plain-double fast path
     // (which leaves zero and subnormal operands unsettled); the accurate function, the operands

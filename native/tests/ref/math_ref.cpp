@@ -389,9 +389,10 @@ std::vector<std::pair<bool, float>> run_fast_f32(Device& dev, const std::string&
                       gen::math_fast_f32_table(name), "nx_" + name + "_fast_f32(" + args + ", r)", x, y);
 }
 
-std::vector<std::pair<bool, float>> run_ulp1_f32(Device& dev, const std::string& name, const std::vector<float>& x) {
-  return run_settling(dev, "ulp1_" + name, gen::math_ulp1_f32_glsl(dev.caps()), "", {}, "nx_" + name + "_ulp1_f32(x, r)",
-                      x);
+std::vector<std::pair<bool, float>> run_ulp1_f32(Device& dev, const std::string& name, const std::vector<float>& x,
+                                                 const std::vector<float>& y) {
+  return run_settling(dev, "ulp1_" + name, gen::math_ulp1_f32_glsl(dev.caps()), "", {},
+                      "nx_" + name + "_ulp1_f32(x, " + (y.empty() ? "r)" : "y, r)"), x, y);
 }
 
 }  // namespace nxvk::mathref

@@ -68,7 +68,8 @@ std::vector<std::pair<bool, float>> run_ff_f32(Device& dev, const std::string& n
 std::vector<std::pair<bool, float>> run_fast_f32(Device& dev, const std::string& name, const std::vector<float>& x,
                                                  const std::vector<float>& y = {});
 // nx_NAME_ulp1_f32 alone (math_ulp1_f32.inc, the fast f32 math mode): the same.
-std::vector<std::pair<bool, float>> run_ulp1_f32(Device& dev, const std::string& name, const std::vector<float>& x);
+std::vector<std::pair<bool, float>> run_ulp1_f32(Device& dev, const std::string& name, const std::vector<float>& x,
+                                                 const std::vector<float>& y = {});
 std::vector<float> run_f32(Device& dev, const MathFn& fn, Path path, const std::vector<float>& x,
                            const std::vector<float>& y);
 std::vector<double> run_f64(Device& dev, const MathFn& fn, const std::vector<double>& x,
