@@ -481,7 +481,8 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
   if (fast_mode && ta == DType::F32 && tb == DType::F32 && gen::has_math_ulp1_f32(name)) {
     // The fast f32 math mode, as unary_body's.
     Body body{"float v; bool slow = !nx_" + name + "_ulp1_f32(a, b, v);", "float"};
-    body.functions = gen::math_ulp1_f32_glsl(caps);
+    body.functions = gen::math_ulp1_f32_glsl(kBinaryTableBinding, caps);
+    body.table = gen::math_ulp1_f32_table(name);
     body.slow = caps.float64 ? "v = nx_double_to_float(nx_" + name + "(nx_f32_to_f64(a), nx_f32_to_f64(b)));"
                              : "v = nx_" + name + "_f32(a, b);";
     return body;
@@ -627,7 +628,9 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
       // The fast f32 math mode: f32 arithmetic within 1 ulp; the few inputs it leaves (NaN, the
       // ends of the domain) to the exact function, in f64 where the device has it.
       Body body{"float v; bool slow = !nx_" + name + "_ulp1_f32(a, v);", "float"};
-      body.functions = gen::math_ulp1_f32_glsl(caps);
+      body.functions = gen::math_ulp1_f32_glsl(kUnaryTableBinding, caps);
+      body.setup = gen::math_ulp1_f32_setup(name);
+      body.table = gen::math_ulp1_f32_table(name);
       body.slow = caps.float64 ? "v = nx_double_to_float(nx_" + name + "(" + to_compute(caps, t, "a") + "));"
                                : "v = nx_" + name + "_f32(a);";
       return body;

@@ -139,15 +139,28 @@ bool f32_math_fast(const std::string& op) {
        op + ": NX_VULKAN_F32_MATH must be \"exact\" or \"fast\", got \"" + mode + "\"");
 }
 
-bool has_math_ulp1_f32(const std::string& name) {
-  for (const char* n : kMathUlp1F32Functions)
-    if (name == n) return true;
-  return false;
+const Ulp1F32Function* ulp1_f32_function(const std::string& name) {
+  for (const Ulp1F32Function& f : kMathUlp1F32Functions)
+    if (name == f.name) return &f;
+  return nullptr;
 }
 
-std::string math_ulp1_f32_glsl(const Capabilities& caps) {
-  return std::string(kMathCoeffsUlp1F32) + (caps.fused_fma_f32 ? kMathUlp1ResidualFma : kMathUlp1ResidualDekker) +
-         kMathUlp1F32;
+bool has_math_ulp1_f32(const std::string& name) { return ulp1_f32_function(name) != nullptr; }
+
+std::string math_ulp1_f32_glsl(uint32_t table_binding, const Capabilities& caps) {
+  return std::string(kMathCoeffsUlp1F32) + kExpConstantsF32 + "layout(std430, binding = " +
+         std::to_string(table_binding) + ") readonly buffer NxUlp1Table_t { uint w[]; } nx_ulp1_table;\n" +
+         (caps.fused_fma_f32 ? kMathUlp1ResidualFma : kMathUlp1ResidualDekker) + kMathUlp1F32;
+}
+
+std::string math_ulp1_f32_setup(const std::string& name) {
+  const Ulp1F32Function* f = ulp1_f32_function(name);
+  return f && f->exp_table ? kMathUlp1ExpSetup : "";
+}
+
+std::span<const uint32_t> math_ulp1_f32_table(const std::string& name) {
+  const Ulp1F32Function* f = ulp1_f32_function(name);
+  return f && f->exp_table ? std::span<const uint32_t>(kExp2Table) : std::span<const uint32_t>(kNoTable);
 }
 
 }  // namespace nxvk::gen

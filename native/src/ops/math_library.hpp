@@ -21,7 +21,7 @@
 //                                the caller runs the accurate nx_NAME, or nx_NAME_f32 without f64)
 // and, in math_ulp1_f32_glsl(caps) (the fast f32 math mode; f32 arithmetic),
 //   bool   nx_NAME_ulp1_f32(float x, out float r)  for NAME in {atan asin acos tan atanh asinh
-//                                acosh erf_inv}, and nx_atan2_ulp1_f32(float y, float x, out
+//                                acosh erf_inv sigmoid}, and nx_atan2_ulp1_f32(float y, float x, out
 //                                float r): r within
 //                                1 ulp of the correctly rounded f32 result, else false
 // Special values follow C99 Annex F (as Nx.BinaryBackend, which calls the C library through
@@ -72,9 +72,12 @@ std::span<const uint32_t> math_ff_f32_table(const std::string& name);
 // (InvalidArgument) naming `op`.
 bool f32_math_fast(const std::string& op);
 // Whether NAME has bool nx_NAME_ulp1_f32(float x, out float r) (math_ulp1_f32.inc): r within
-// 1 ulp of the correctly rounded f32 result, else false (the exact path's input); their GLSL,
-// after the library (no table).
+// 1 ulp of the correctly rounded f32 result, else false (the exact path's input); their GLSL
+// (after the library, reading buffer `table_binding`), the statements main() must start with,
+// and the words to bind there (one word where NAME needs no table).
 bool has_math_ulp1_f32(const std::string& name);
-std::string math_ulp1_f32_glsl(const Capabilities& caps);
+std::string math_ulp1_f32_glsl(uint32_t table_binding, const Capabilities& caps);
+std::string math_ulp1_f32_setup(const std::string& name);
+std::span<const uint32_t> math_ulp1_f32_table(const std::string& name);
 
 }  // namespace nxvk::gen

@@ -391,7 +391,8 @@ std::vector<std::pair<bool, float>> run_fast_f32(Device& dev, const std::string&
 
 std::vector<std::pair<bool, float>> run_ulp1_f32(Device& dev, const std::string& name, const std::vector<float>& x,
                                                  const std::vector<float>& y) {
-  return run_settling(dev, "ulp1_" + name, gen::math_ulp1_f32_glsl(dev.caps()), "", {},
+  return run_settling(dev, "ulp1_" + name, gen::math_ulp1_f32_glsl(2, dev.caps()), gen::math_ulp1_f32_setup(name),
+                      gen::math_ulp1_f32_table(name),
                       "nx_" + name + "_ulp1_f32(x, " + (y.empty() ? "r)" : "y, r)"), x, y);
 }
 
