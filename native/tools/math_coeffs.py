@@ -179,8 +179,8 @@ fast("nx_poly_cos_fast", h_cos, 0, T2, 6, mp.mpf("0.706") / T2)
 # evaluated in f32 by fma. Each has the fewest terms whose error, coefficients rounded to f32,
 # stays near 2^-26 of the function's value (its share of the 1-ulp budget; the rounding of f32
 # coefficients stops most fits from going much lower): atan q = q + q z T(z), z = q^2 <= 1;
-# asin s = s + s z A(z), z = s^2 <= 1/4; tan t = t + t z N(z), z = t^2 <= (pi/4)^2; and log's
-# below.
+# asin s = s + s z A(z), z = s^2 <= 1/4; tan t = t + t z N(z), z = t^2 <= (pi/4)^2; tanh a =
+# a + a z H(z), z = a^2 <= 0.625^2; and log's below.
 ulp1_polys = {}
 def ulp1(name, f, a, b, n):
     c, e = fit(f, a, b, n)
@@ -191,6 +191,8 @@ h_tan = lambda z: (mp.tan(mp.sqrt(z)) - mp.sqrt(z)) / (z * mp.sqrt(z)) if z != 0
 ulp1("nx_poly_atan_ulp1", h_atan, 0, 1, 10)
 ulp1("nx_poly_asin_ulp1", h_asin, 0, mp.mpf(1) / 4, 6)
 ulp1("nx_poly_tan_ulp1", h_tan, 0, (pi / 4) ** 2, 7)
+h_tanh = lambda z: (mp.tanh(mp.sqrt(z)) - mp.sqrt(z)) / (z * mp.sqrt(z)) if z != 0 else mp.mpf(-1) / 3
+ulp1("nx_poly_tanh_ulp1", h_tanh, 0, mp.mpf("0.625") ** 2, 6)
 # log m = 2 atanh s = 2s + s z L(z), s = (m - 1) / (m + 1), |s| <= (sqrt 2 - 1) / (sqrt 2 + 1).
 h_log2 = lambda z: (2 * mp.atanh(mp.sqrt(z)) - 2 * mp.sqrt(z)) / (z * mp.sqrt(z)) if z != 0 else mp.mpf(2) / 3
 ulp1("nx_poly_log_ulp1", h_log2, 0, ((mp.sqrt(2) - 1) / (mp.sqrt(2) + 1)) ** 2, 4)
