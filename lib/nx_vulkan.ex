@@ -82,10 +82,9 @@ defmodule Nx.Vulkan do
 
   @doc """
   Sets the f32 math mode for the whole VM: `:exact` (the default: f32 math results are the
-  correctly rounded ones, Nx.BinaryBackend's bits) or `:fast` (atan, asin, acos, tan, atanh,
-  asinh, acosh, erf_inv, sigmoid, tanh and atan2 in f32 arithmetic, within 1 ulp of them; faster
-  where the
-  GPU's f64 is slow).
+  correctly rounded ones, Nx.BinaryBackend's bits) or `:fast` (the functions the README's
+  `NX_VULKAN_F32_MATH` row lists, sigmoid and tanh among them, run in f32 arithmetic within 1 ulp
+  of those results; faster where the GPU's f64 is slow).
   It overrides the `NX_VULKAN_F32_MATH` environment variable the VM was started with
   (`System.put_env/2` does not reach the native library: Erlang keeps its own copy of the
   environment). Applies to the ops issued after it.
