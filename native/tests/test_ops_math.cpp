@@ -608,7 +608,8 @@ std::vector<float> ulp1_inputs(const MathFn& fn, uint32_t seed, size_t& sample) 
                            9.42477798f, 252.898209f, 505.796417f, 1011.59283f, 4096.0f, 0x1p25f, INFINITY,
                            0.92987350f, 0.99903431f, 0x1p-123f,  // erf_inv: w = 2, w = 6.25
                            0x1p-25f, 20.0f, 87.0f,               // sigmoid
-                           0.625f, 9.0f};                        // tanh
+                           0.625f, 9.0f,                         // tanh
+                           2.0f, 4.0f, 0x1p-100f};               // erf
   for (float a : anchors) {
     for (float sign : {1.0f, -1.0f}) {
       float lo = a, hi = a;
