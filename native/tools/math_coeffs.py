@@ -198,6 +198,9 @@ ulp1("nx_poly_tanh_ulp1", h_tanh, 0, mp.mpf("0.625") ** 2, 6)
 # is at most 0.19 and 0.005 there).
 h_erf_r = lambda z: (mp.erf(mp.sqrt(z)) / mp.sqrt(z) - 2 / mp.sqrt(pi)) / z if z != 0 else -2 / (3 * mp.sqrt(pi))
 ulp1("nx_poly_erf_ulp1", h_erf_r, 0, 1, 6)
+# expm1 r = r + r^2 M(r) for |r| < 0.35 (within 2^-28.9 of it).
+h_expm1 = lambda r: (mp.expm1(r) - r) / (r * r) if r != 0 else mp.mpf(1) / 2
+ulp1("nx_poly_expm1_ulp1", h_expm1, mp.mpf("-0.35"), mp.mpf("0.35"), 6)
 G_erfc = lambda x: mp.erfc(x) * mp.exp(x * x)
 ulp1("nx_poly_erfc1_ulp1", lambda t: G_erfc(t + mp.mpf("1.5")), mp.mpf("-0.5"), mp.mpf("0.5"), 8)
 ulp1("nx_poly_erfc2_ulp1", lambda t: G_erfc(t + 3), -1, 1, 8)
