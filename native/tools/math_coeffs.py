@@ -198,6 +198,11 @@ ulp1("nx_poly_tanh_ulp1", h_tanh, 0, mp.mpf("0.625") ** 2, 6)
 # is at most 0.19 and 0.005 there).
 h_erf_r = lambda z: (mp.erf(mp.sqrt(z)) / mp.sqrt(z) - 2 / mp.sqrt(pi)) / z if z != 0 else -2 / (3 * mp.sqrt(pi))
 ulp1("nx_poly_erf_ulp1", h_erf_r, 0, 1, 6)
+# sin t = t + t z S(z), cos t = 1 - z/2 + z^2 C(z), z = t^2 <= 0.786^2 (within 2^-28 and 2^-30).
+h_sin_u = lambda z: (mp.sin(mp.sqrt(z)) / mp.sqrt(z) - 1) / z if z != 0 else mp.mpf(-1) / 6
+h_cos_u = lambda z: (mp.cos(mp.sqrt(z)) - 1 + z / 2) / (z * z) if z != 0 else mp.mpf(1) / 24
+ulp1("nx_poly_sin_ulp1", h_sin_u, 0, mp.mpf("0.786") ** 2, 4)
+ulp1("nx_poly_cos_ulp1", h_cos_u, 0, mp.mpf("0.786") ** 2, 3)
 # expm1 r = r + r^2 M(r) for |r| < 0.35 (within 2^-28.9 of it).
 h_expm1 = lambda r: (mp.expm1(r) - r) / (r * r) if r != 0 else mp.mpf(1) / 2
 ulp1("nx_poly_expm1_ulp1", h_expm1, mp.mpf("-0.35"), mp.mpf("0.35"), 6)
