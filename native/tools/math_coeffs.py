@@ -203,6 +203,9 @@ h_sin_u = lambda z: (mp.sin(mp.sqrt(z)) / mp.sqrt(z) - 1) / z if z != 0 else mp.
 h_cos_u = lambda z: (mp.cos(mp.sqrt(z)) - 1 + z / 2) / (z * z) if z != 0 else mp.mpf(1) / 24
 ulp1("nx_poly_sin_ulp1", h_sin_u, 0, mp.mpf("0.786") ** 2, 4)
 ulp1("nx_poly_cos_ulp1", h_cos_u, 0, mp.mpf("0.786") ** 2, 3)
+# sinh a = a + a z P(z), z = a^2 <= 0.625^2.
+h_sinh_u = lambda z: (mp.sinh(mp.sqrt(z)) - mp.sqrt(z)) / (z * mp.sqrt(z)) if z != 0 else mp.mpf(1) / 6
+ulp1("nx_poly_sinh_ulp1", h_sinh_u, 0, mp.mpf("0.625") ** 2, 5)
 # expm1 r = r + r^2 M(r) for |r| < 0.35 (within 2^-28.9 of it).
 h_expm1 = lambda r: (mp.expm1(r) - r) / (r * r) if r != 0 else mp.mpf(1) / 2
 ulp1("nx_poly_expm1_ulp1", h_expm1, mp.mpf("-0.35"), mp.mpf("0.35"), 6)

@@ -21,7 +21,8 @@
 //                                the caller runs the accurate nx_NAME, or nx_NAME_f32 without f64)
 // and, in math_ulp1_f32_glsl(caps) (the fast f32 math mode; f32 arithmetic),
 //   bool   nx_NAME_ulp1_f32(float x, out float r)  for NAME in {atan asin acos tan atanh asinh
-//                                acosh erf_inv sigmoid tanh erf exp expm1 log log1p sin cos}, and
+//                                acosh erf_inv sigmoid tanh erf exp expm1 log log1p sin cos sinh
+//                                cosh}, and
 //                                nx_atan2_ulp1_f32(float y, float x, out
 //                                float r): r within
 //                                1 ulp of the correctly rounded f32 result, else false
