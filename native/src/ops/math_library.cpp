@@ -139,11 +139,13 @@ bool f32_math_fast(const std::string& op) {
        op + ": NX_VULKAN_F32_MATH must be \"exact\" or \"fast\", got \"" + mode + "\"");
 }
 
+namespace {
 const Ulp1F32Function* ulp1_f32_function(const std::string& name) {
   for (const Ulp1F32Function& f : kMathUlp1F32Functions)
     if (name == f.name) return &f;
   return nullptr;
 }
+}  // namespace
 
 bool has_math_ulp1_f32(const std::string& name) { return ulp1_f32_function(name) != nullptr; }
 
