@@ -19,13 +19,12 @@
 //   bool   nx_NAME_ff_f32(float x, out float r)  for NAME in {exp log sigmoid sqrt}: r = the
 //                                correctly rounded f32 result where it settles, else false (then
 //                                the caller runs the accurate nx_NAME, or nx_NAME_f32 without f64)
-// and, in math_ulp1_f32_glsl(caps) (the fast f32 math mode; f32 arithmetic),
-//   bool   nx_NAME_ulp1_f32(float x, out float r)  for NAME in {atan asin acos tan atanh asinh
-//                                acosh erf_inv sigmoid tanh erf exp expm1 log log1p sin cos sinh
-//                                cosh}, and
-//                                nx_atan2_ulp1_f32(float y, float x, out
-//                                float r): r within
-//                                1 ulp of the correctly rounded f32 result, else false
+// and, in math_ulp1_f32_glsl(binding, caps) (the fast f32 math mode; f32 arithmetic; its kernels
+// bind math_ulp1_f32_table(NAME) and run math_ulp1_f32_setup(NAME) at the start of main()),
+//   bool   nx_NAME_ulp1_f32(float x, out float r)  for NAME in {exp expm1 log log1p sigmoid
+//                                tanh sinh cosh sin cos tan atan asin acos atanh asinh acosh erf
+//                                erf_inv}, and nx_atan2_ulp1_f32(float y, float x, out float r):
+//                                r within 1 ulp of the correctly rounded f32 result, else false
 // Special values follow C99 Annex F (as Nx.BinaryBackend, which calls the C library through
 // Erlang). The f64 path of sigmoid, rsqrt, acosh, atanh, sinh and erfc gives glibc 2.36's bits
 // (Nx.BinaryBackend's results, math_glibc.inc) rather than the most accurate ones.
@@ -68,10 +67,10 @@ std::string math_ff_f32_first_stage(const std::string& name);
 std::string math_ff_f32_glsl(uint32_t table_binding, const Capabilities& caps);
 std::string math_ff_f32_setup(const std::string& name);
 std::span<const uint32_t> math_ff_f32_table(const std::string& name);
-// The f32 math mode, NX_VULKAN_F32_MATH (read per op, so a process may switch): "exact" (the
-// default: correctly rounded f32 results, Nx.BinaryBackend's bits) or "fast" (within 1 ulp of
-// them, from f32 arithmetic, for the functions has_math_ulp1_f32 names). Another value fails
-// (InvalidArgument) naming `op`.
+// The f32 math mode: nxvk::set_f32_math's, else NX_VULKAN_F32_MATH's (read per op, so a process
+// may switch): "exact" (the default: correctly rounded f32 results) or "fast" (within 1 ulp of
+// them, from f32 arithmetic, for the functions has_math_ulp1_f32 names). Another value of the
+// variable fails (InvalidArgument) naming `op`.
 bool f32_math_fast(const std::string& op);
 // Whether NAME has bool nx_NAME_ulp1_f32(float x, out float r) (math_ulp1_f32.inc): r within
 // 1 ulp of the correctly rounded f32 result, else false (the exact path's input); their GLSL
