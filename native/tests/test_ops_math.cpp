@@ -611,7 +611,8 @@ std::vector<float> ulp1_inputs(const MathFn& fn, uint32_t seed, size_t& sample) 
                            0.625f, 9.0f,                         // tanh
                            2.0f, 4.0f, 0x1p-100f,                // erf
                            88.0f, -87.0f, 0.35f, 17.4f, 0x1p-24f,  // exp, expm1
-                           20.0f};                                 // sinh, cosh
+                           20.0f,                                  // sinh, cosh
+                           6.0f, 9.0f};                            // erfc
   for (float a : anchors) {
     for (float sign : {1.0f, -1.0f}) {
       float lo = a, hi = a;

@@ -224,6 +224,12 @@ def ulp1_c0(name, f, a, b, n):
     h, l = hilo(c[0], 24)
     ulp1_split[name] = ([f32(v) for v in c[1:]], h, l)
 ulp1_c0("nx_poly_erfinv0_ulp1", lambda t: erfinv_over_x_w(t + 1), -1, 1, 8)
+# erfc a = e^-a^2 G(a), G = e^(a^2) erfc a in t = a - centre on [0.5, 1), [1, 2), [2, 3), [3, 4),
+# [4, 6), [6, 9) (each within 2^-26 of G or better, the term t Q(t) at most 0.26 of it).
+for nm, lo, hi, n in (("0", mp.mpf("0.5"), 1, 8), ("1", 1, 2, 9), ("2", 2, 3, 8), ("5", 3, 4, 8), ("3", 4, 6, 8),
+                      ("4", 6, 9, 9)):
+    ctr, half = mp.mpf(lo + hi) / 2, mp.mpf(hi - lo) / 2
+    ulp1_c0("nx_poly_erfcg%s_ulp1" % nm, lambda t, ctr=ctr: G_erfc(t + ctr), -half, half, n)
 ulp1_c0("nx_poly_erfinv1_ulp1", lambda t: erfinv_over_x_w(t + mp.mpf("4.125")), mp.mpf("-2.125"), mp.mpf("2.125"), 9)
 
 DD = {"nx_poly_erf", "nx_poly_erfc0", "nx_poly_erfc1", "nx_poly_erfc2", "nx_poly_erfc3"}
