@@ -443,7 +443,19 @@ defmodule Nx.Vulkan.FastF32MathTest do
       asinh: [big],
       acosh: [Nx.add(Nx.abs(big), 1.0)],
       erf_inv: [u],
-      atan2: [u, big]
+      atan2: [u, big],
+      exp: [Nx.multiply(u, 80.0)],
+      expm1: [u],
+      log: [Nx.add(Nx.abs(big), 1.0e-3)],
+      log1p: [u],
+      sigmoid: [Nx.multiply(u, 20.0)],
+      tanh: [Nx.multiply(u, 5.0)],
+      sinh: [Nx.multiply(u, 10.0)],
+      cosh: [Nx.multiply(u, 10.0)],
+      sin: [big],
+      cos: [big],
+      erf: [Nx.multiply(u, 3.0)],
+      erfc: [Nx.multiply(u, 5.0)]
     ]
 
     Nx.Vulkan.set_f32_math(:exact)
