@@ -220,6 +220,13 @@ ulp1("nx_poly_erfc2_ulp1", lambda t: G_erfc(t + 3), -1, 1, 8)
 # log m = 2 atanh s = 2s + s z L(z), s = (m - 1) / (m + 1), |s| <= (sqrt 2 - 1) / (sqrt 2 + 1).
 h_log2 = lambda z: (2 * mp.atanh(mp.sqrt(z)) - 2 * mp.sqrt(z)) / (z * mp.sqrt(z)) if z != 0 else mp.mpf(2) / 3
 ulp1("nx_poly_log_ulp1", h_log2, 0, ((mp.sqrt(2) - 1) / (mp.sqrt(2) + 1)) ** 2, 4)
+# pow's log m = 2s + (2/3) s^3 + s^5 L5(z), the first two terms as double-floats (nx_log_pow_ulp1).
+h_log5 = lambda z: ((2 * mp.atanh(mp.sqrt(z)) - 2 * mp.sqrt(z) - 2 * z * mp.sqrt(z) / 3) / (z * z * mp.sqrt(z))
+                    if z != 0 else mp.mpf(2) / 5)
+ulp1("nx_poly_log5_ulp1", h_log5, 0, ((mp.sqrt(2) - 1) / (mp.sqrt(2) + 1)) ** 2, 4)
+# cbrt f = C(t), t = f - 1.5 for f in [1, 2): the start of cbrt's Newton step, which squares its
+# relative error.
+ulp1("nx_poly_cbrt_ulp1", lambda t: mp.cbrt(t + mp.mpf("1.5")), mp.mpf("-0.5"), mp.mpf("0.5"), 5)
 # erf_inv x = x E(w), w = -log(1 - x^2), in two pieces, w < 2 and 2 <= w < 6.25, each in t = w -
 # its centre as c0 + t Q(t) with c0 as high and low floats (rounding c0 alone would cost 2^-25).
 ulp1_split = {}

@@ -455,7 +455,10 @@ defmodule Nx.Vulkan.FastF32MathTest do
       sin: [big],
       cos: [big],
       erf: [Nx.multiply(u, 3.0)],
-      erfc: [Nx.multiply(u, 5.0)]
+      erfc: [Nx.multiply(u, 5.0)],
+      rsqrt: [Nx.add(Nx.abs(big), 1.0e-3)],
+      cbrt: [big],
+      pow: [Nx.add(Nx.abs(Nx.multiply(u, 4.0)), 1.0e-3), Nx.multiply(Nx.reverse(u), 20.0)]
     ]
 
     Nx.Vulkan.set_f32_math(:exact)

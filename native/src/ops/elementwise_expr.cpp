@@ -380,6 +380,19 @@ const char* wide_name(DType t) {
   }
 }
 
+// The fast f32 math mode's body (unary_body's and binary_body's): nx_NAME_ulp1_f32(args), f32
+// arithmetic within 1 ulp; the few inputs it leaves (NaN, the ends of the domain) to the exact
+// function, `slow` (in f64 where the device has it).
+Body ulp1_body(const Capabilities& caps, const std::string& name, const std::string& args, uint32_t table_binding,
+               std::string slow) {
+  Body body{"float v; bool slow = !nx_" + name + "_ulp1_f32(" + args + ", v);", "float"};
+  body.functions = gen::math_ulp1_f32_glsl(table_binding, caps);
+  body.setup = gen::math_ulp1_f32_setup(name);
+  body.table = gen::math_ulp1_f32_table(name);
+  body.slow = std::move(slow);
+  return body;
+}
+
 }  // namespace
 
 std::string helpers(const Capabilities& caps) {
@@ -479,13 +492,9 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
   const bool fast_mode =
       out == DType::F32 && (op == BinaryOp::atan2 || op == BinaryOp::pow) && gen::f32_math_fast(name);
   if (fast_mode && ta == DType::F32 && tb == DType::F32 && gen::has_math_ulp1_f32(name)) {
-    // The fast f32 math mode, as unary_body's.
-    Body body{"float v; bool slow = !nx_" + name + "_ulp1_f32(a, b, v);", "float"};
-    body.functions = gen::math_ulp1_f32_glsl(kBinaryTableBinding, caps);
-    body.table = gen::math_ulp1_f32_table(name);
-    body.slow = caps.float64 ? "v = nx_double_to_float(nx_" + name + "(nx_f32_to_f64(a), nx_f32_to_f64(b)));"
-                             : "v = nx_" + name + "_f32(a, b);";
-    return body;
+    return ulp1_body(caps, name, "a, b", kBinaryTableBinding,
+                     caps.float64 ? "v = nx_double_to_float(nx_" + name + "(nx_f32_to_f64(a), nx_f32_to_f64(b)));"
+                                  : "v = nx_" + name + "_f32(a, b);");
   }
   if (caps.float64 && out == DType::F32 && f32_exact(ta) && f32_exact(tb) && gen::has_math_fast_f32(name)) {
     // As unary_body's fast path: f32 operands, subnormals flushed, to the plain-double fast path
@@ -625,15 +634,9 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
     // NX_VULKAN_F32_MATH is read (and checked) for every f32 math function.
     const bool fast_mode = t == DType::F32 && out == DType::F32 && gen::f32_math_fast(name);
     if (fast_mode && gen::has_math_ulp1_f32(name)) {
-      // The fast f32 math mode: f32 arithmetic within 1 ulp; the few inputs it leaves (NaN, the
-      // ends of the domain) to the exact function, in f64 where the device has it.
-      Body body{"float v; bool slow = !nx_" + name + "_ulp1_f32(a, v);", "float"};
-      body.functions = gen::math_ulp1_f32_glsl(kUnaryTableBinding, caps);
-      body.setup = gen::math_ulp1_f32_setup(name);
-      body.table = gen::math_ulp1_f32_table(name);
-      body.slow = caps.float64 ? "v = nx_double_to_float(nx_" + name + "(" + to_compute(caps, t, "a") + "));"
-                               : "v = nx_" + name + "_f32(a);";
-      return body;
+      return ulp1_body(caps, name, "a", kUnaryTableBinding,
+                       caps.float64 ? "v = nx_double_to_float(nx_" + name + "(" + to_compute(caps, t, "a") + "));"
+                                    : "v = nx_" + name + "_f32(a);");
     }
     if (t == DType::F32 && out == DType::F32 && gen::use_math_ff_f32(caps, name)) {
       // The fast path in f32 arithmetic, correctly rounded where it settles (nearly every input);

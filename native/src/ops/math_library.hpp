@@ -23,7 +23,8 @@
 // bind math_ulp1_f32_table(NAME) and run math_ulp1_f32_setup(NAME) at the start of main()),
 //   bool   nx_NAME_ulp1_f32(float x, out float r)  for NAME in {exp expm1 log log1p sigmoid
 //                                tanh sinh cosh sin cos tan atan asin acos atanh asinh acosh erf
-//                                erfc erf_inv}, and nx_atan2_ulp1_f32(float y, float x, out float r):
+//                                erfc erf_inv rsqrt cbrt}, and nx_NAME_ulp1_f32(float a, float b, out float r)
+//                                for NAME in {atan2 pow}:
 //                                r within 1 ulp of the correctly rounded f32 result, else false
 // Special values follow C99 Annex F (as Nx.BinaryBackend, which calls the C library through
 // Erlang). The f64 path of sigmoid, rsqrt, acosh, atanh, sinh and erfc gives glibc 2.36's bits
