@@ -198,9 +198,8 @@ ulp1("nx_poly_asin_ulp1", h_asin, 0, mp.mpf(1) / 4, 6)
 ulp1("nx_poly_tan_ulp1", h_tan, 0, (pi / 4) ** 2, 7)
 h_tanh = lambda z: (mp.tanh(mp.sqrt(z)) - mp.sqrt(z)) / (z * mp.sqrt(z)) if z != 0 else mp.mpf(-1) / 3
 ulp1("nx_poly_tanh_ulp1", h_tanh, 0, mp.mpf("0.625") ** 2, 6)
-# erf a = a (2/sqrt(pi) + z R(z)), z = a^2 < 1 (2/sqrt(pi) as two floats); erfc a = e^-a^2 G(a) in
-# t = a - 1.5 on [1, 2) and t = a - 3 on [2, 4) (G within 2^-24 and 2^-21.8: erfc's share of erf
-# is at most 0.19 and 0.005 there).
+# erf a = a (2/sqrt(pi) + z R(z)), z = a^2 < 1 (2/sqrt(pi) as two floats); from 1 on 1 - erfc a,
+# with erfc's G below.
 h_erf_r = lambda z: (mp.erf(mp.sqrt(z)) / mp.sqrt(z) - 2 / mp.sqrt(pi)) / z if z != 0 else -2 / (3 * mp.sqrt(pi))
 ulp1("nx_poly_erf_ulp1", h_erf_r, 0, 1, 6)
 # sin t = t + t z S(z), cos t = 1 - z/2 + z^2 C(z), z = t^2 <= 0.786^2 (within 2^-28 and 2^-30).
@@ -214,9 +213,6 @@ ulp1("nx_poly_sinh_ulp1", h_sinh_u, 0, mp.mpf("0.625") ** 2, 5)
 # expm1 r = r + r^2 M(r) for |r| < 0.35 (within 2^-28.9 of it).
 h_expm1 = lambda r: (mp.expm1(r) - r) / (r * r) if r != 0 else mp.mpf(1) / 2
 ulp1("nx_poly_expm1_ulp1", h_expm1, mp.mpf("-0.35"), mp.mpf("0.35"), 6)
-G_erfc = lambda x: mp.erfc(x) * mp.exp(x * x)
-ulp1("nx_poly_erfc1_ulp1", lambda t: G_erfc(t + mp.mpf("1.5")), mp.mpf("-0.5"), mp.mpf("0.5"), 8)
-ulp1("nx_poly_erfc2_ulp1", lambda t: G_erfc(t + 3), -1, 1, 8)
 # log m = 2 atanh s = 2s + s z L(z), s = (m - 1) / (m + 1), |s| <= (sqrt 2 - 1) / (sqrt 2 + 1).
 h_log2 = lambda z: (2 * mp.atanh(mp.sqrt(z)) - 2 * mp.sqrt(z)) / (z * mp.sqrt(z)) if z != 0 else mp.mpf(2) / 3
 ulp1("nx_poly_log_ulp1", h_log2, 0, ((mp.sqrt(2) - 1) / (mp.sqrt(2) + 1)) ** 2, 4)
@@ -238,6 +234,7 @@ def ulp1_c0(name, f, a, b, n):
     errs.append("%s: float %d terms (c0 in two) abs err %s" % (name, n, mp.nstr(e, 3)))
     ulp1_split[name] = (q, h, l)
 ulp1_c0("nx_poly_erfinv0_ulp1", lambda t: erfinv_over_x_w(t + 1), -1, 1, 8)
+G_erfc = lambda x: mp.erfc(x) * mp.exp(x * x)
 # erfc a = e^-a^2 G(a), G = e^(a^2) erfc a in t = a - centre on [0.5, 1), [1, 2), [2, 3), [3, 4),
 # [4, 6), [6, 9) (each within 2^-26 of G or better, the term t Q(t) at most 0.26 of it).
 for nm, lo, hi, n in (("0", mp.mpf("0.5"), 1, 8), ("1", 1, 2, 9), ("2", 2, 3, 8), ("5", 3, 4, 8), ("3", 4, 6, 8),
