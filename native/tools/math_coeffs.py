@@ -198,10 +198,10 @@ ulp1("nx_poly_asin_ulp1", h_asin, 0, mp.mpf(1) / 4, 6)
 ulp1("nx_poly_tan_ulp1", h_tan, 0, (pi / 4) ** 2, 7)
 h_tanh = lambda z: (mp.tanh(mp.sqrt(z)) - mp.sqrt(z)) / (z * mp.sqrt(z)) if z != 0 else mp.mpf(-1) / 3
 ulp1("nx_poly_tanh_ulp1", h_tanh, 0, mp.mpf("0.625") ** 2, 6)
-# erf a = a (2/sqrt(pi) + z R(z)), z = a^2 < 1 (2/sqrt(pi) as two floats); from 1 on 1 - erfc a,
+# erf a = a (2/sqrt(pi) + z R(z)), z = a^2 < 1/4 (2/sqrt(pi) as two floats); from 1/2 on 1 - erfc a,
 # with erfc's G below.
 h_erf_r = lambda z: (mp.erf(mp.sqrt(z)) / mp.sqrt(z) - 2 / mp.sqrt(pi)) / z if z != 0 else -2 / (3 * mp.sqrt(pi))
-ulp1("nx_poly_erf_ulp1", h_erf_r, 0, 1, 6)
+ulp1("nx_poly_erf_ulp1", h_erf_r, 0, mp.mpf(1) / 4, 5)
 # sin t = t + t z S(z), cos t = 1 - z/2 + z^2 C(z), z = t^2 <= 0.786^2 (within 2^-28 and 2^-30).
 h_sin_u = lambda z: (mp.sin(mp.sqrt(z)) / mp.sqrt(z) - 1) / z if z != 0 else mp.mpf(-1) / 6
 h_cos_u = lambda z: (mp.cos(mp.sqrt(z)) - 1 + z / 2) / (z * z) if z != 0 else mp.mpf(1) / 24
