@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,16 +21,29 @@
 
 using namespace nxvk;
 
+static std::string fmt(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%a", v);
+  return buf;
+}
+
 int main(int argc, char** argv) {
   std::string fns = "exp";
   uint64_t from = 0, to = 1ull << 32;
   int chunk_log2 = 24;
+  std::optional<float> first, second;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--fn") fns = argv[i + 1];
     else if (a == "--chunk") chunk_log2 = std::atoi(argv[i + 1]);
     else if (a == "--from") from = std::strtoull(argv[i + 1], nullptr, 0);
     else if (a == "--to") to = std::strtoull(argv[i + 1], nullptr, 0);
+    else if (a == "--first") first = std::strtof(argv[i + 1], nullptr);
+    else if (a == "--second") second = std::strtof(argv[i + 1], nullptr);
+    else {
+      std::fprintf(stderr, "nxvk_exhaustive: unknown option %s\n", a.c_str());
+      return 2;
+    }
   }
   auto dev = Device::open("");
   std::printf("device: %s; inputs with bits [%#llx, %#llx)\n", dev->caps().name.c_str(), (unsigned long long)from,
@@ -38,8 +52,16 @@ int main(int argc, char** argv) {
   std::stringstream list(fns);
   for (std::string name; std::getline(list, name, ',');) {
     const auto& fn = mathref::math_function(name);
-    const UnaryOp op = *parse_unary_op(name);
-    const bool ff = gen::has_math_ff_f32(name);
+    const bool binary_fn = fn.arity == 2;
+    if (binary_fn != (first || second) || (first && second)) {
+      std::fprintf(stderr, "nxvk_exhaustive: %s: %s\n", name.c_str(),
+                   binary_fn ? "a binary function needs one of --first V and --second V"
+                             : "--first and --second are for the binary functions");
+      return 2;
+    }
+    if (binary_fn)
+      std::printf("%s with the %s operand %a\n", name.c_str(), first ? "first" : "second", first ? *first : *second);
+    const bool ff = !binary_fn && gen::has_math_ff_f32(name);
     const bool fast = gen::f32_math_fast(name) && gen::has_math_ulp1_f32(name);
     uint64_t mismatches = 0, ff_mismatches = 0, ff_unsettled = 0, off_by_one = 0;
     for (uint64_t start = from; start < to; start += 1ull << chunk_log2) {
@@ -49,8 +71,16 @@ int main(int argc, char** argv) {
         uint32_t b = static_cast<uint32_t>(start + i);
         std::memcpy(&x[i], &b, 4);
       }
-      auto want = mathref::run_f32(*dev, fn, mathref::Path::F32ViaF64Accurate, x, x);
-      Tensor y = unary(op, from_binary(*dev, DType::F32, {int64_t(n)}, std::as_bytes(std::span(x))), DType::F32);
+      // The operands in the function's order: the swept x and, for a binary function, the fixed one.
+      std::vector<float> a = x, b = x;
+      if (first) a.assign(n, *first);
+      if (second) b.assign(n, *second);
+      auto want = mathref::run_f32(*dev, fn, mathref::Path::F32ViaF64Accurate, a, b);
+      auto tensor = [&](const std::vector<float>& v) {
+        return from_binary(*dev, DType::F32, {int64_t(n)}, std::as_bytes(std::span(v)));
+      };
+      Tensor y = binary_fn ? binary(*parse_binary_op(name), tensor(a), tensor(b), DType::F32, {int64_t(n)})
+                           : unary(*parse_unary_op(name), tensor(x), DType::F32);
       auto bytes = to_binary(y);
       if (ff) {
         auto settled = mathref::run_ff_f32(*dev, name, x);
@@ -69,7 +99,8 @@ int main(int argc, char** argv) {
         const uint64_t d = mathref::f32_ulp_distance(got, want[i]);
         if (fast && d == 1) ++off_by_one;
         else if (d != 0 && mismatches++ < 10)
-          std::printf("%s(%a): op %a, accurate %a\n", name.c_str(), x[i], got, want[i]);
+          std::printf("%s(%a%s): op %a, accurate %a\n", name.c_str(), a[i], binary_fn ? (", " + fmt(b[i])).c_str() : "",
+                      got, want[i]);
       }
     }
     if (fast)
