@@ -6,7 +6,9 @@
 // Prints the mismatches (up to 10 per function) and their count; exits 1 if there are any.
 // With NX_VULKAN_F32_MATH=fast the op library runs the fast f32 math mode: then a mismatch is a
 // result more than 1 ulp from the correctly rounded one, and the counts of those 0 and 1 ulp away
-// are printed too.
+// are printed too. --residual fma-in-f64 checks, instead of the op, the fast form alone
+// (nx_NAME_ulp1_f32, the exact path's result where it leaves an input) as a device whose fma rounds
+// once compiles it, that fma computed exactly in f64: NVIDIA's variant, on lavapipe.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +34,7 @@ int main(int argc, char** argv) {
   uint64_t from = 0, to = 1ull << 32;
   int chunk_log2 = 24;
   std::optional<float> first, second;
+  bool fma_in_f64 = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--fn") fns = argv[i + 1];
@@ -40,6 +43,7 @@ int main(int argc, char** argv) {
     else if (a == "--to") to = std::strtoull(argv[i + 1], nullptr, 0);
     else if (a == "--first") first = std::strtof(argv[i + 1], nullptr);
     else if (a == "--second") second = std::strtof(argv[i + 1], nullptr);
+    else if (a == "--residual" && std::string(argv[i + 1]) == "fma-in-f64") fma_in_f64 = true;
     else {
       std::fprintf(stderr, "nxvk_exhaustive: unknown option %s\n", a.c_str());
       return 2;
@@ -61,8 +65,13 @@ int main(int argc, char** argv) {
     }
     if (binary_fn)
       std::printf("%s with the %s operand %a\n", name.c_str(), first ? "first" : "second", first ? *first : *second);
-    const bool ff = !binary_fn && gen::has_math_ff_f32(name);
-    const bool fast = gen::f32_math_fast(name) && gen::has_math_ulp1_f32(name);
+    const bool ff = !binary_fn && !fma_in_f64 && gen::has_math_ff_f32(name);
+    const bool fast = (fma_in_f64 || gen::f32_math_fast(name)) && gen::has_math_ulp1_f32(name);
+    if (fma_in_f64 && !fast) {
+      std::fprintf(stderr, "nxvk_exhaustive: %s has no fast f32 form\n", name.c_str());
+      return 2;
+    }
+    if (fma_in_f64) std::printf("%s: its fast form alone, the fma residual computed in f64\n", name.c_str());
     uint64_t mismatches = 0, ff_mismatches = 0, ff_unsettled = 0, off_by_one = 0;
     for (uint64_t start = from; start < to; start += 1ull << chunk_log2) {
       const uint64_t n = std::min<uint64_t>(1ull << chunk_log2, to - start);
@@ -79,9 +88,17 @@ int main(int argc, char** argv) {
       auto tensor = [&](const std::vector<float>& v) {
         return from_binary(*dev, DType::F32, {int64_t(n)}, std::as_bytes(std::span(v)));
       };
-      Tensor y = binary_fn ? binary(*parse_binary_op(name), tensor(a), tensor(b), DType::F32, {int64_t(n)})
-                           : unary(*parse_unary_op(name), tensor(x), DType::F32);
-      auto bytes = to_binary(y);
+      std::vector<float> result(n);
+      if (fma_in_f64) {
+        auto alone = mathref::run_ulp1_f32(*dev, name, a, binary_fn ? b : std::vector<float>{},
+                                           mathref::Residual::FusedFmaInF64);
+        for (uint64_t i = 0; i < n; ++i) result[i] = alone[i].first ? alone[i].second : want[i];
+      } else {
+        Tensor y = binary_fn ? binary(*parse_binary_op(name), tensor(a), tensor(b), DType::F32, {int64_t(n)})
+                             : unary(*parse_unary_op(name), tensor(x), DType::F32);
+        auto bytes = to_binary(y);
+        std::memcpy(result.data(), bytes.data(), 4 * n);
+      }
       if (ff) {
         auto settled = mathref::run_ff_f32(*dev, name, x);
         for (uint64_t i = 0; i < n; ++i) {
@@ -94,8 +111,7 @@ int main(int argc, char** argv) {
         }
       }
       for (uint64_t i = 0; i < n; ++i) {
-        float got;
-        std::memcpy(&got, bytes.data() + 4 * i, 4);
+        const float got = result[i];
         const uint64_t d = mathref::f32_ulp_distance(got, want[i]);
         if (fast && d == 1) ++off_by_one;
         else if (d != 0 && mismatches++ < 10)

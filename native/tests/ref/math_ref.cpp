@@ -390,9 +390,25 @@ std::vector<std::pair<bool, float>> run_fast_f32(Device& dev, const std::string&
 }
 
 std::vector<std::pair<bool, float>> run_ulp1_f32(Device& dev, const std::string& name, const std::vector<float>& x,
-                                                 const std::vector<float>& y) {
-  return run_settling(dev, "ulp1_" + name, gen::math_ulp1_f32_glsl(2, dev.caps()), gen::math_ulp1_f32_setup(name),
-                      gen::math_ulp1_f32_table(name),
+                                                 const std::vector<float>& y, Residual residual) {
+  std::string functions;
+  if (residual == Residual::Device) {
+    functions = gen::math_ulp1_f32_glsl(2, dev.caps());
+  } else {
+    // The library as a device whose fma rounds once compiles it, with that fma computed in f64:
+    // c - a b is exact there (a b has 48 bits, and c is near it), then rounded once to f32.
+    if (!dev.caps().float64) fail(ErrorKind::Unsupported, "run_ulp1_f32: the fused-fma residual needs f64");
+    Capabilities fused = dev.caps();
+    fused.fused_fma_f32 = true;
+    functions = gen::math_ulp1_f32_glsl(2, fused);
+    const std::string fma = "precise float e = fma(-a, b, c);";
+    const size_t at = functions.find(fma);
+    if (at == std::string::npos || functions.find(fma, at + 1) != std::string::npos)
+      fail(ErrorKind::Internal, "run_ulp1_f32: the fused-fma residual's line is not found once");
+    functions.replace(at, fma.size(), "precise float e = float(double(c) - double(a) * double(b));");
+  }
+  return run_settling(dev, "ulp1_" + name + (residual == Residual::Device ? "" : "_fma_in_f64"), functions,
+                      gen::math_ulp1_f32_setup(name), gen::math_ulp1_f32_table(name),
                       "nx_" + name + "_ulp1_f32(x, " + (y.empty() ? "r)" : "y, r)"), x, y);
 }
 

@@ -67,9 +67,14 @@ std::vector<std::pair<bool, float>> run_ff_f32(Device& dev, const std::string& n
 // y: the second operand of a binary function (atan2), else empty.
 std::vector<std::pair<bool, float>> run_fast_f32(Device& dev, const std::string& name, const std::vector<float>& x,
                                                  const std::vector<float>& y = {});
-// nx_NAME_ulp1_f32 alone (math_ulp1_f32.inc, the fast f32 math mode): the same.
+// nx_NAME_ulp1_f32 alone (math_ulp1_f32.inc, the fast f32 math mode): the same. Its residuals
+// c - a b as this device runs them (Device: one fma where it rounds once, else Dekker's product),
+// or FusedFmaInF64: the fma variant (kMathUlp1ResidualFma) with the fma computed in f64, exact,
+// which checks that variant on a device whose own fma does not round once (lavapipe).
+enum class Residual { Device, FusedFmaInF64 };
 std::vector<std::pair<bool, float>> run_ulp1_f32(Device& dev, const std::string& name, const std::vector<float>& x,
-                                                 const std::vector<float>& y = {});
+                                                 const std::vector<float>& y = {},
+                                                 Residual residual = Residual::Device);
 std::vector<float> run_f32(Device& dev, const MathFn& fn, Path path, const std::vector<float>& x,
                            const std::vector<float>& y);
 std::vector<double> run_f64(Device& dev, const MathFn& fn, const std::vector<double>& x,
