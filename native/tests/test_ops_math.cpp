@@ -607,6 +607,8 @@ std::vector<float> ulp1_inputs(const MathFn& fn, uint32_t seed, size_t& sample) 
   const float anchors[] = {0.0f, 0x1p-126f, 0x1p-12f, 0.5f, 0.78539816f, 1.0f, 1.57079633f, 4.71238899f,
                            9.42477798f, 252.898209f, 505.796417f, 1011.59283f, 4096.0f, 0x1p25f, INFINITY,
                            0.92987350f, 0.99903431f, 0x1p-123f,  // erf_inv: w = 2, w = 6.25
+                           0.47031821f,                          // erf_inv: w = 1/4
+                           0x1.1995bcp-6f, 0x1.0c6444p-5f,  // erf_inv: 2 ulps off with one piece below w = 2
                            0x1p-25f, 20.0f, 87.0f,               // sigmoid
                            0.625f, 9.0f,                         // tanh
                            2.0f, 4.0f, 0x1p-100f,                // erf

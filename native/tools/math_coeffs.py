@@ -223,8 +223,9 @@ ulp1("nx_poly_log5_ulp1", h_log5, 0, ((mp.sqrt(2) - 1) / (mp.sqrt(2) + 1)) ** 2,
 # cbrt f = C(t), t = f - 1.5 for f in [1, 2): the start of cbrt's Newton step, which squares its
 # relative error.
 ulp1("nx_poly_cbrt_ulp1", lambda t: mp.cbrt(t + mp.mpf("1.5")), mp.mpf("-0.5"), mp.mpf("0.5"), 5)
-# erf_inv x = x E(w), w = -log(1 - x^2), in two pieces, w < 2 and 2 <= w < 6.25, each in t = w -
-# its centre as c0 + t Q(t) with c0 as high and low floats (rounding c0 alone would cost 2^-25).
+# erf_inv x = x E(w), w = -log(1 - x^2), in three pieces, w < 1/4 (t = w), 1/4 <= w < 2 (t = w - 1)
+# and 2 <= w < 6.25 (t = w - 4.125), each as c0 + t Q(t) with c0 as high and low floats (rounding
+# c0 alone would cost 2^-25).
 ulp1_split = {}
 def ulp1_c0(name, f, a, b, n):
     c = fit(f, a, b, n)[0]
@@ -233,6 +234,7 @@ def ulp1_c0(name, f, a, b, n):
     e = ulp1_err(f, a, b, [h + l] + q)
     errs.append("%s: float %d terms (c0 in two) abs err %s" % (name, n, mp.nstr(e, 3)))
     ulp1_split[name] = (q, h, l)
+ulp1_c0("nx_poly_erfinv2_ulp1", erfinv_over_x_w, 0, mp.mpf(1) / 4, 6)
 ulp1_c0("nx_poly_erfinv0_ulp1", lambda t: erfinv_over_x_w(t + 1), -1, 1, 8)
 G_erfc = lambda x: mp.erfc(x) * mp.exp(x * x)
 # erfc a = e^-a^2 G(a), G = e^(a^2) erfc a in t = a - centre on [0.5, 1), [1, 2), [2, 3), [3, 4),
