@@ -118,6 +118,13 @@ int main(int argc, char** argv) {
           std::printf("%s(%a%s): op %a, accurate %a\n", name.c_str(), a[i], binary_fn ? (", " + fmt(b[i])).c_str() : "",
                       got, want[i]);
       }
+      // Progress every 2^28 inputs, flushed: a run cut short by a time limit still says how far it got.
+      if (((start + n - from) & ((1ull << 28) - 1)) == 0) {
+        std::printf("  %s: inputs below %#llx: %llu at 1 ulp, %llu %s\n", name.c_str(),
+                    (unsigned long long)(start + n), (unsigned long long)off_by_one, (unsigned long long)mismatches,
+                    fast ? "further" : "mismatches");
+        std::fflush(stdout);
+      }
     }
     if (fast)
       std::printf("%s (fast f32 math): %llu results 1 ulp from the correctly rounded one, %llu further\n",
