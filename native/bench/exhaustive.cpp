@@ -43,8 +43,13 @@ int main(int argc, char** argv) {
     else if (a == "--to") to = std::strtoull(argv[i + 1], nullptr, 0);
     else if (a == "--first") first = std::strtof(argv[i + 1], nullptr);
     else if (a == "--second") second = std::strtof(argv[i + 1], nullptr);
-    else if (a == "--residual" && std::string(argv[i + 1]) == "fma-in-f64") fma_in_f64 = true;
-    else {
+    else if (a == "--residual") {
+      if (std::string(argv[i + 1]) != "fma-in-f64") {
+        std::fprintf(stderr, "nxvk_exhaustive: --residual takes fma-in-f64, got %s\n", argv[i + 1]);
+        return 2;
+      }
+      fma_in_f64 = true;
+    } else {
       std::fprintf(stderr, "nxvk_exhaustive: unknown option %s\n", a.c_str());
       return 2;
     }
@@ -81,9 +86,9 @@ int main(int argc, char** argv) {
         std::memcpy(&x[i], &b, 4);
       }
       // The operands in the function's order: the swept x and, for a binary function, the fixed one.
-      std::vector<float> a = x, b = x;
-      if (first) a.assign(n, *first);
-      if (second) b.assign(n, *second);
+      const std::vector<float> fixed(binary_fn ? n : 0, first ? *first : second ? *second : 0.0f);
+      const std::vector<float>& a = first ? fixed : x;
+      const std::vector<float>& b = second ? fixed : x;
       auto want = mathref::run_f32(*dev, fn, mathref::Path::F32ViaF64Accurate, a, b);
       auto tensor = [&](const std::vector<float>& v) {
         return from_binary(*dev, DType::F32, {int64_t(n)}, std::as_bytes(std::span(v)));
