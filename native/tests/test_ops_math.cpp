@@ -606,17 +606,30 @@ std::vector<float> ulp1_inputs(const MathFn& fn, uint32_t seed, size_t& sample) 
   }
   const float anchors[] = {0.0f, 0x1p-126f, 0x1p-12f, 0.5f, 0.78539816f, 1.0f, 1.57079633f, 4.71238899f,
                            9.42477798f, 252.898209f, 505.796417f, 1011.59283f, 4096.0f, 0x1p25f, INFINITY,
-                           0.92987350f, 0.99903431f, 0x1p-123f,  // erf_inv: w = 2, w = 6.25
-                           0.47031821f,                          // erf_inv: w = 1/4
+                           0x1p-123f,                            // erf_inv
+                           0.92987350f, 0.99903431f, 0.47031821f,  // erf_inv's log form: w = 2, 6.25, 1/4
                            0x1.1995bcp-6f, 0x1.0c6444p-5f,  // erf_inv: 2 ulps off with one piece below w = 2
                            0x1p-25f, 20.0f, 87.0f,               // sigmoid
                            0.625f, 9.0f,                         // tanh
-                           2.0f, 4.0f, 0x1p-100f,                // erf
+                           2.0f, 4.0f, 0x1p-100f, 1.5f, 2.5f, 3.0f, 3.5f,  // erf's pieces
                            0x1.e775fp-1f, 0x1.f754a4p-1f,  // erf: 2 ulps off when its fit ran to 1
                            88.0f, -87.0f, 0.35f, 17.4f, 0x1p-24f,  // exp, expm1
                            20.0f,                                  // sinh, cosh
-                           6.0f, 9.0f};                            // erfc
-  for (float a : anchors) {
+                           0.125f, 0.1875f, 0.375f, 0.75f, 6.0f, 8.0f, 9.0f};  // erfc's pieces
+  // The piece tables' edges: erf_inv's u = 1 - x^2 and atanh's u = 1 - x at 2^-k and 1.5 2^-k,
+  // asinh's x and acosh's x - 1 at 2^k and 1.5 2^k.
+  std::vector<float> points(std::begin(anchors), std::end(anchors));
+  for (int k = 1; k <= 24; ++k)
+    for (double m : {1.0, 1.5}) {
+      points.push_back(float(std::sqrt(1.0 - m * std::ldexp(1.0, -k))));
+      points.push_back(float(1.0 - m * std::ldexp(1.0, -k)));
+    }
+  for (int k = -1; k <= 12; ++k)
+    for (double m : {1.0, 1.5}) {
+      points.push_back(float(m * std::ldexp(1.0, k)));
+      points.push_back(float(1.0 + m * std::ldexp(1.0, k)));
+    }
+  for (float a : points) {
     for (float sign : {1.0f, -1.0f}) {
       float lo = a, hi = a;
       for (int k = 0; k < 48; ++k) {

@@ -198,10 +198,6 @@ ulp1("nx_poly_asin_ulp1", h_asin, 0, mp.mpf(1) / 4, 6)
 ulp1("nx_poly_tan_ulp1", h_tan, 0, (pi / 4) ** 2, 7)
 h_tanh = lambda z: (mp.tanh(mp.sqrt(z)) - mp.sqrt(z)) / (z * mp.sqrt(z)) if z != 0 else mp.mpf(-1) / 3
 ulp1("nx_poly_tanh_ulp1", h_tanh, 0, mp.mpf("0.625") ** 2, 6)
-# erf a = a (2/sqrt(pi) + z R(z)), z = a^2 < 1/4 (2/sqrt(pi) as two floats); from 1/2 on 1 - erfc a,
-# with erfc's G below.
-h_erf_r = lambda z: (mp.erf(mp.sqrt(z)) / mp.sqrt(z) - 2 / mp.sqrt(pi)) / z if z != 0 else -2 / (3 * mp.sqrt(pi))
-ulp1("nx_poly_erf_ulp1", h_erf_r, 0, mp.mpf(1) / 4, 5)
 # sin t = t + t z S(z), cos t = 1 - z/2 + z^2 C(z), z = t^2 <= 0.786^2 (within 2^-28 and 2^-30).
 h_sin_u = lambda z: (mp.sin(mp.sqrt(z)) / mp.sqrt(z) - 1) / z if z != 0 else mp.mpf(-1) / 6
 h_cos_u = lambda z: (mp.cos(mp.sqrt(z)) - 1 + z / 2) / (z * z) if z != 0 else mp.mpf(1) / 24
@@ -223,27 +219,94 @@ ulp1("nx_poly_log5_ulp1", h_log5, 0, ((mp.sqrt(2) - 1) / (mp.sqrt(2) + 1)) ** 2,
 # cbrt f = C(t), t = f - 1.5 for f in [1, 2): the start of cbrt's Newton step, which squares its
 # relative error.
 ulp1("nx_poly_cbrt_ulp1", lambda t: mp.cbrt(t + mp.mpf("1.5")), mp.mpf("-0.5"), mp.mpf("0.5"), 5)
-# erf_inv x = x E(w), w = -log(1 - x^2), in three pieces, w < 1/4 (t = w), 1/4 <= w < 2 (t = w - 1)
-# and 2 <= w < 6.25 (t = w - 4.125), each as c0 + t Q(t) with c0 as high and low floats (rounding
-# c0 alone would cost 2^-25).
-ulp1_split = {}
-def ulp1_c0(name, f, a, b, n):
-    c = fit(f, a, b, n)[0]
-    h, l = hilo(c[0], 24)
-    q = [f32(v) for v in c[1:]]
-    e = ulp1_err(f, a, b, [h + l] + q)
-    errs.append("%s: float %d terms (c0 in two) abs err %s" % (name, n, mp.nstr(e, 3)))
-    ulp1_split[name] = (q, h, l)
-ulp1_c0("nx_poly_erfinv2_ulp1", erfinv_over_x_w, 0, mp.mpf(1) / 4, 6)
-ulp1_c0("nx_poly_erfinv0_ulp1", lambda t: erfinv_over_x_w(t + 1), -1, 1, 8)
 G_erfc = lambda x: mp.erfc(x) * mp.exp(x * x)
-# erfc a = e^-a^2 G(a), G = e^(a^2) erfc a in t = a - centre on [0.5, 1), [1, 2), [2, 3), [3, 4),
-# [4, 6), [6, 9) (each within 2^-26 of G or better, the term t Q(t) at most 0.26 of it).
-for nm, lo, hi, n in (("0", mp.mpf("0.5"), 1, 8), ("1", 1, 2, 9), ("2", 2, 3, 8), ("5", 3, 4, 8), ("3", 4, 6, 8),
-                      ("4", 6, 9, 9)):
-    ctr, half = mp.mpf(lo + hi) / 2, mp.mpf(hi - lo) / 2
-    ulp1_c0("nx_poly_erfcg%s_ulp1" % nm, lambda t, ctr=ctr: G_erfc(t + ctr), -half, half, n)
-ulp1_c0("nx_poly_erfinv1_ulp1", lambda t: erfinv_over_x_w(t + mp.mpf("4.125")), mp.mpf("-2.125"), mp.mpf("2.125"), 9)
+
+# Piece tables (erf, erfc and erf_inv in the fast f32 math mode): a lane looks its piece up in
+# shared memory instead of branching to it, so a warp whose lanes fall in several pieces runs one
+# polynomial. Each piece is 12 f32 words, centre, c0 high, c0 low, q0..q8 (zeros past the
+# piece's terms), for c0 + t Q(t) with t = the argument - centre; every piece of a table has nq
+# terms in Q. The reported error is the largest over the pieces, relative to the least value of
+# what each approximates.
+piece_tables = {}
+def rounded_fit(g, a, b, n):
+    # Coefficients c0..c_{n-1} for f32: each rounded in turn (c0 to 48 bits, as two floats), the
+    # later ones refitted by least squares on 4n Chebyshev nodes to what the rounded ones leave.
+    # Rounding a Chebyshev fit's coefficients all at once can cost 2^-25 where this costs 2^-29.
+    m = 4 * n
+    xs = [(a + b) / 2 + (b - a) / 2 * mp.cos(pi * (k + mp.mpf(1) / 2) / m) for k in range(m)]
+    ys = [g(x) for x in xs]
+    fixed = []
+    for i in range(n):
+        A = mp.matrix([[x ** (i + j) for j in range(n - i)] for x in xs])
+        r = mp.matrix([y - mp.polyval(list(reversed(fixed)), x) if fixed else y for x, y in zip(xs, ys)])
+        c = mp.qr_solve(A, r)[0][0]
+        fixed.append(sum(hilo(c, 24)) if i == 0 else f32(c))
+    return fixed
+def pieces(name, items, nq):
+    words, worst = [], mp.mpf(0)
+    for f, lo, hi, ctr in items:
+        g = lambda t, f=f, ctr=ctr: f(t + ctr)
+        c = rounded_fit(g, lo - ctr, hi - ctr, nq + 1)
+        h, l = hilo(c[0], 24)
+        q = c[1:]
+        least = min(abs(f(lo)), abs(f(hi)))
+        worst = max(worst, ulp1_err(g, lo - ctr, hi - ctr, [h + l] + q) / least)
+        words += [f32(ctr), h, l] + q + [mp.mpf(0)] * (9 - nq)
+    errs.append("%s: %d pieces, float c0 (in two) + %d terms, error 2^%s of the least value" %
+                (name, len(items), nq, mp.nstr(mp.log(worst, 2), 3)))
+    piece_tables[name] = words
+# erf a for a < 4: a (c0 + z Q(z)), z = a^2, below 1/2; then erf itself in t = a - centre on
+# [0.5, 1), [1, 1.5), ... [3.5, 4) (piece floor(2a)).
+h_erf_over_a = lambda z: mp.erf(mp.sqrt(z)) / mp.sqrt(z) if z != 0 else 2 / mp.sqrt(pi)
+pieces("kErfPiecesUlp1", [(h_erf_over_a, 0, mp.mpf(1) / 4, 0)] +
+       [(mp.erf, mp.mpf(k) / 2, mp.mpf(k + 1) / 2, mp.mpf(2 * k + 1) / 4) for k in range(1, 8)], 7)
+# erfc a = e^-a^2 G(a), G = e^(a^2) erfc a, for a < 9: pieces [0, 1/8) (t = a) and then halves of
+# binades, [1, 1.5) 2^k and [1.5, 2) 2^k for k = -3 .. 2, and [8, 9) (piece 1 + (bits(a) - bits(1/8))
+# >> 22); narrow pieces keep t Q(t) under 0.15 of G.
+erfc_pieces = [(G_erfc, 0, mp.mpf(1) / 8, 0)]
+for k in range(-3, 4):
+    for lo in (1, mp.mpf("1.5")):
+        lo2 = lo * mp.mpf(2) ** k
+        if lo2 < 9:
+            hi2 = min(lo2 + mp.mpf(2) ** k / 2, 9)
+            erfc_pieces.append((G_erfc, lo2, hi2, (lo2 + hi2) / 2))
+pieces("kErfcPiecesUlp1", erfc_pieces, 8)
+# erf_inv x = x E(u), u = 1 - x^2 >= 2^-23, E = erfinv(x) / x: pieces by u's binade 2^e and the top
+# bit of its significand, u 2^-e in [1, 1.5) or [1.5, 2] (centre 1.25 or 1.75): piece
+# 2 (-1 - e) + (1 - top bit) for e = -1 .. -23, 46 pieces, t = u 2^-e - centre in [-1/4, 1/4].
+def erfinv_over_x_u(u):
+    z = 1 - u
+    return mp.sqrt(pi) / 2 if z == 0 else mp.erfinv(mp.sqrt(z)) / mp.sqrt(z)
+# The first piece is centred on u = 1 (t = 0 at x = 0), so small x meet its c0 alone.
+pieces("kErfInvPiecesUlp1",
+       [(lambda m, s=mp.mpf(2) ** e: erfinv_over_x_u(m * s), lo, lo + mp.mpf(1) / 2,
+         2 if e == -1 and lo == mp.mpf("1.5") else lo + mp.mpf(1) / 4)
+        for e in range(-1, -24, -1) for lo in (mp.mpf("1.5"), mp.mpf(1))], 7)
+
+# asinh a for a < 4096: a (c0 + z Q(z)), z = a^2, below 1/2, then halves of binades, [1, 1.5) 2^k
+# and [1.5, 2) 2^k for k = -1 .. 11 (piece 1 + (bits(a) - bits(1/2)) >> 22).
+def halves(f, k0, k1, top=None):
+    out = []
+    for k in range(k0, k1 + 1):
+        for lo in (1, mp.mpf("1.5")):
+            a, b = lo * mp.mpf(2) ** k, (lo + mp.mpf(1) / 2) * mp.mpf(2) ** k
+            if top is not None:
+                b = min(b, top)
+            if a < b:
+                out.append((f, a, b, (a + b) / 2))
+    return out
+h_asinh_over_a = lambda z: mp.asinh(mp.sqrt(z)) / mp.sqrt(z) if z != 0 else mp.mpf(1)
+pieces("kAsinhPiecesUlp1", [(h_asinh_over_a, 0, mp.mpf(1) / 4, 0)] + halves(mp.asinh, -1, 11), 7)
+# atanh a: a (c0 + z Q(z)), z = a^2, below 1/2; from 1/2 on in u = 1 - a (exact) by its halves of
+# binades as erf_inv's (u 2^-e in [1.5, 2] or [1, 1.5), e = -2 .. -24; piece 1 + 2 (-2 - e) + (1 - top bit)).
+h_atanh_over_a = lambda z: mp.atanh(mp.sqrt(z)) / mp.sqrt(z) if z != 0 else mp.mpf(1)
+pieces("kAtanhPiecesUlp1", [(h_atanh_over_a, 0, mp.mpf(1) / 4, 0)] +
+       [(lambda m, s=mp.mpf(2) ** e: mp.atanh(1 - m * s), lo, lo + mp.mpf(1) / 2, lo + mp.mpf(1) / 4)
+        for e in range(-2, -25, -1) for lo in (mp.mpf("1.5"), mp.mpf(1))], 7)
+# acosh x = sqrt(2u) S(u), u = x - 1 (exact for x in [1, 2^24)), S = acosh(1 + u) / sqrt(2u): below
+# 1/2 in t = u, then halves of binades of u as asinh's (k = -1 .. 11).
+h_acosh_s = lambda u: mp.acosh(1 + u) / mp.sqrt(2 * u) if u != 0 else mp.mpf(1)
+pieces("kAcoshPiecesUlp1", [(h_acosh_s, 0, mp.mpf(1) / 2, 0)] + halves(h_acosh_s, -1, 11), 7)
 
 DD = {"nx_poly_erf", "nx_poly_erfc0", "nx_poly_erfc1", "nx_poly_erfc2", "nx_poly_erfc3"}
 consts = []
@@ -312,9 +375,6 @@ print(')GLSL";')
 print('constexpr const char* kMathCoeffsUlp1F32 = R"GLSL(')
 for nm, c in ulp1_polys.items():
     print(horner_fma_f32(nm, c), end="")
-for nm, (c, h, l) in ulp1_split.items():
-    print("const float %s_c0h = %s;\nconst float %s_c0l = %s;" % (nm, lit(h, False), nm, lit(l, False)))
-    print(horner_fma_f32(nm, c), end="")  # Q(t): c0 + t Q(t)
 print(')GLSL";')
 print('constexpr const char* kTwoOverPi = R"GLSL(')
 print("const uint NX_TWO_OVER_PI[40] = uint[](" + ", ".join("0x%08xu" % w for w in words) + ");")
@@ -332,6 +392,13 @@ def f32(v):
 def f32_bits(v):
     import struct
     return struct.unpack("<I", struct.pack("<f", float(v)))[0]
+
+
+def print_table(name, words):
+    print("constexpr uint32_t %s[%d] = {" % (name, len(words)))
+    for i in range(0, len(words), 8):
+        print("    " + ", ".join(words[i:i + 8]) + ",")
+    print("};")
 
 
 c64 = mp.log(2) / 64
@@ -354,6 +421,9 @@ print("constexpr uint32_t kExp2Table[128] = {")
 for i in range(0, 128, 8):
     print("    " + ", ".join(words[i:i + 8]) + ",")
 print("};")
+for nm, words in piece_tables.items():
+    print("// %s: %d pieces of 12 words (centre, c0 high, c0 low, q0..q8), f32 bits." % (nm, len(words) // 12))
+    print_table(nm, ["0x%08xu" % f32_bits(v) for v in words])
 
 
 # Doubles for the f32 results' plain-double fast paths (math_fast_f32.inc), each as (low word,
@@ -366,11 +436,6 @@ def f64_words(v):
     return ["0x%08xu" % lo, "0x%08xu" % hi]
 
 
-def print_table(name, words):
-    print("constexpr uint32_t %s[%d] = {" % (name, len(words)))
-    for i in range(0, len(words), 8):
-        print("    " + ", ".join(words[i:i + 8]) + ",")
-    print("};")
 
 
 print("// 2^(j/64) for j = 0..63 as doubles (low word, high word), correctly rounded.")

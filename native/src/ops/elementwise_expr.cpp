@@ -386,7 +386,7 @@ const char* wide_name(DType t) {
 Body ulp1_body(const Capabilities& caps, const std::string& name, const std::string& args, uint32_t table_binding,
                std::string slow) {
   Body body{"float v; bool slow = !nx_" + name + "_ulp1_f32(" + args + ", v);", "float"};
-  body.functions = gen::math_ulp1_f32_glsl(table_binding, caps);
+  body.functions = gen::math_ulp1_f32_glsl(table_binding, caps, name);
   body.setup = gen::math_ulp1_f32_setup(name);
   body.table = gen::math_ulp1_f32_table(name);
   body.slow = std::move(slow);

@@ -3,6 +3,7 @@
 #include <array>
 #include <atomic>
 #include <iterator>
+#include <vector>
 
 #include "nxvk/error.hpp"
 #include "nxvk/ops.hpp"
@@ -149,20 +150,43 @@ const Ulp1F32Function* ulp1_f32_function(const std::string& name) {
 
 bool has_math_ulp1_f32(const std::string& name) { return ulp1_f32_function(name) != nullptr; }
 
-std::string math_ulp1_f32_glsl(uint32_t table_binding, const Capabilities& caps) {
+std::string math_ulp1_f32_glsl(uint32_t table_binding, const Capabilities& caps, const std::string& name) {
+  const Ulp1F32Function* f = ulp1_f32_function(name);
+  const size_t piece_vec4s = f && !f->pieces.empty() ? f->pieces.size() / 4 : 1;
   return std::string(kMathCoeffsUlp1F32) + kExpConstantsF32 + "layout(std430, binding = " +
          std::to_string(table_binding) + ") readonly buffer NxUlp1Table_t { uint w[]; } nx_ulp1_table;\n" +
+         "const uint NX_ULP1_PIECE_VEC4S = " + std::to_string(piece_vec4s) + "u;\n" +
          (caps.fused_fma_f32 ? kMathUlp1ResidualFma : kMathUlp1ResidualDekker) + kMathUlp1F32;
 }
 
 std::string math_ulp1_f32_setup(const std::string& name) {
   const Ulp1F32Function* f = ulp1_f32_function(name);
-  return f && f->exp_table ? kMathUlp1ExpSetup : "";
+  if (!f || (!f->exp_table && f->pieces.empty())) return "";
+  std::string s = f->exp_table ? kMathUlp1ExpSetup : "";
+  if (!f->pieces.empty()) {
+    // The pieces follow the exp table's 128 words where the function has both.
+    const std::string o = f->exp_table ? "128u + " : "";
+    s += " for (uint j = gl_LocalInvocationIndex; j < NX_ULP1_PIECE_VEC4S; j += gl_WorkGroupSize.x) "
+         "nx_pieces_ulp1[j] = uintBitsToFloat(uvec4(nx_ulp1_table.w[" + o + "4u * j], nx_ulp1_table.w[" + o +
+         "4u * j + 1u], nx_ulp1_table.w[" + o + "4u * j + 2u], nx_ulp1_table.w[" + o + "4u * j + 3u]));";
+  }
+  return s + " barrier();";
 }
 
 std::span<const uint32_t> math_ulp1_f32_table(const std::string& name) {
-  const Ulp1F32Function* f = ulp1_f32_function(name);
-  return f && f->exp_table ? std::span<const uint32_t>(kExp2Table) : std::span<const uint32_t>(kNoTable);
+  // Each function's words: the exp table (if it reads it), then its piece table (if any).
+  static const std::array<std::vector<uint32_t>, std::size(kMathUlp1F32Functions)> tables = [] {
+    std::array<std::vector<uint32_t>, std::size(kMathUlp1F32Functions)> t;
+    for (size_t i = 0; i < t.size(); ++i) {
+      const Ulp1F32Function& f = kMathUlp1F32Functions[i];
+      if (f.exp_table) t[i].assign(std::begin(kExp2Table), std::end(kExp2Table));
+      t[i].insert(t[i].end(), f.pieces.begin(), f.pieces.end());
+    }
+    return t;
+  }();
+  for (size_t i = 0; i < tables.size(); ++i)
+    if (name == kMathUlp1F32Functions[i].name && !tables[i].empty()) return tables[i];
+  return std::span<const uint32_t>(kNoTable);
 }
 
 }  // namespace nxvk::gen

@@ -19,8 +19,9 @@
 //   bool   nx_NAME_ff_f32(float x, out float r)  for NAME in {exp log sigmoid sqrt}: r = the
 //                                correctly rounded f32 result where it settles, else false (then
 //                                the caller runs the accurate nx_NAME, or nx_NAME_f32 without f64)
-// and, in math_ulp1_f32_glsl(binding, caps) (the fast f32 math mode; f32 arithmetic; its kernels
-// bind math_ulp1_f32_table(NAME) and run math_ulp1_f32_setup(NAME) at the start of main()),
+// and, in math_ulp1_f32_glsl(binding, caps, NAME) (the fast f32 math mode; f32 arithmetic; its
+// kernels bind math_ulp1_f32_table(NAME) and run math_ulp1_f32_setup(NAME) at the start of main();
+// NAME sizes the shared memory its piece table takes),
 //   bool   nx_NAME_ulp1_f32(float x, out float r)  for NAME in {exp expm1 log log1p sigmoid
 //                                tanh sinh cosh sin cos tan atan asin acos atanh asinh acosh erf
 //                                erfc erf_inv rsqrt cbrt}, and nx_NAME_ulp1_f32(float a, float b, out float r)
@@ -78,7 +79,7 @@ bool f32_math_fast(const std::string& op);
 // (after the library, reading buffer `table_binding`), the statements main() must start with,
 // and the words to bind there (one word where NAME needs no table).
 bool has_math_ulp1_f32(const std::string& name);
-std::string math_ulp1_f32_glsl(uint32_t table_binding, const Capabilities& caps);
+std::string math_ulp1_f32_glsl(uint32_t table_binding, const Capabilities& caps, const std::string& name);
 std::string math_ulp1_f32_setup(const std::string& name);
 std::span<const uint32_t> math_ulp1_f32_table(const std::string& name);
 

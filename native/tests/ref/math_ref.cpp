@@ -393,14 +393,14 @@ std::vector<std::pair<bool, float>> run_ulp1_f32(Device& dev, const std::string&
                                                  const std::vector<float>& y, Residual residual) {
   std::string functions;
   if (residual == Residual::Device) {
-    functions = gen::math_ulp1_f32_glsl(2, dev.caps());
+    functions = gen::math_ulp1_f32_glsl(2, dev.caps(), name);
   } else {
     // The library as a device whose fma rounds once compiles it, with that fma computed in f64:
     // c - a b is exact there (a b has 48 bits, and c is near it), then rounded once to f32.
     if (!dev.caps().float64) fail(ErrorKind::Unsupported, "run_ulp1_f32: the fused-fma residual needs f64");
     Capabilities fused = dev.caps();
     fused.fused_fma_f32 = true;
-    functions = gen::math_ulp1_f32_glsl(2, fused);
+    functions = gen::math_ulp1_f32_glsl(2, fused, name);
     const std::string fma = "precise float e = fma(-a, b, c);";
     const size_t at = functions.find(fma);
     if (at == std::string::npos || functions.find(fma, at + 1) != std::string::npos)
