@@ -258,19 +258,19 @@ def pieces(name, items, nq):
 # erf a for a < 4: a (c0 + z Q(z)), z = a^2, below 1/2; then erf itself in t = a - centre on
 # [0.5, 1), [1, 1.5), ... [3.5, 4) (piece floor(2a)).
 h_erf_over_a = lambda z: mp.erf(mp.sqrt(z)) / mp.sqrt(z) if z != 0 else 2 / mp.sqrt(pi)
-pieces("kErfPiecesUlp1", [(h_erf_over_a, 0, mp.mpf(1) / 4, 0)] +
-       [(mp.erf, mp.mpf(k) / 2, mp.mpf(k + 1) / 2, mp.mpf(2 * k + 1) / 4) for k in range(1, 8)], 7)
-# erfc a = e^-a^2 G(a), G = e^(a^2) erfc a, for a < 9: pieces [0, 1/8) (t = a) and then halves of
-# binades, [1, 1.5) 2^k and [1.5, 2) 2^k for k = -3 .. 2, and [8, 9) (piece 1 + (bits(a) - bits(1/8))
-# >> 22); narrow pieces keep t Q(t) under 0.15 of G.
-erfc_pieces = [(G_erfc, 0, mp.mpf(1) / 8, 0)]
-for k in range(-3, 4):
-    for lo in (1, mp.mpf("1.5")):
-        lo2 = lo * mp.mpf(2) ** k
-        if lo2 < 9:
-            hi2 = min(lo2 + mp.mpf(2) ** k / 2, 9)
-            erfc_pieces.append((G_erfc, lo2, hi2, (lo2 + hi2) / 2))
-pieces("kErfcPiecesUlp1", erfc_pieces, 8)
+erf_pieces = [(h_erf_over_a, 0, mp.mpf(1) / 4, 0)] + [(mp.erf, mp.mpf(k) / 2, mp.mpf(k + 1) / 2, mp.mpf(2 * k + 1) / 4)
+                                                      for k in range(1, 8)]
+pieces("kErfPiecesUlp1", erf_pieces, 7)
+def halves(f, k0, k1):
+    # Pieces [1, 1.5) 2^k and [1.5, 2) 2^k for k = k0 .. k1, centred.
+    return [(f, lo * mp.mpf(2) ** k, (lo + mp.mpf(1) / 2) * mp.mpf(2) ** k, (lo + mp.mpf(1) / 4) * mp.mpf(2) ** k)
+            for k in range(k0, k1 + 1) for lo in (1, mp.mpf("1.5"))]
+# erfc x: for x < 1/2 1 -+ erf |x| by erf's pieces (0 .. 7); on [0.5, 4) erfc itself in pieces of
+# 1/32 (8 + floor(32 (x - 1/2)), t Q(t) at most 0.13 of erfc, whose value falls by up to e^-0.25 over
+# one); from 4 to 8 e^-x^2 G(x), G = e^(x^2) erfc x on [4, 6) and [6, 8) (pieces 120 and 121).
+pieces("kErfcPiecesUlp1", erf_pieces +
+       [(mp.erfc, mp.mpf(1) / 2 + mp.mpf(i) / 32, mp.mpf(1) / 2 + mp.mpf(i + 1) / 32, mp.mpf(1) / 2 + (2 * mp.mpf(i) + 1) / 64)
+        for i in range(112)] + [(G_erfc, 4, 6, 5), (G_erfc, 6, 8, 7)], 8)
 # erf_inv x = x E(u), u = 1 - x^2 >= 2^-23, E = erfinv(x) / x: pieces by u's binade 2^e and the top
 # bit of its significand, u 2^-e in [1, 1.5) or [1.5, 2] (centre 1.25 or 1.75): piece
 # 2 (-1 - e) + (1 - top bit) for e = -1 .. -23, 46 pieces, t = u 2^-e - centre in [-1/4, 1/4].
@@ -285,16 +285,6 @@ pieces("kErfInvPiecesUlp1",
 
 # asinh a for a < 4096: a (c0 + z Q(z)), z = a^2, below 1/2, then halves of binades, [1, 1.5) 2^k
 # and [1.5, 2) 2^k for k = -1 .. 11 (piece 1 + (bits(a) - bits(1/2)) >> 22).
-def halves(f, k0, k1, top=None):
-    out = []
-    for k in range(k0, k1 + 1):
-        for lo in (1, mp.mpf("1.5")):
-            a, b = lo * mp.mpf(2) ** k, (lo + mp.mpf(1) / 2) * mp.mpf(2) ** k
-            if top is not None:
-                b = min(b, top)
-            if a < b:
-                out.append((f, a, b, (a + b) / 2))
-    return out
 h_asinh_over_a = lambda z: mp.asinh(mp.sqrt(z)) / mp.sqrt(z) if z != 0 else mp.mpf(1)
 pieces("kAsinhPiecesUlp1", [(h_asinh_over_a, 0, mp.mpf(1) / 4, 0)] + halves(mp.asinh, -1, 11), 7)
 # atanh a: a (c0 + z Q(z)), z = a^2, below 1/2; from 1/2 on in u = 1 - a (exact) by its halves of

@@ -319,6 +319,11 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
     const bool try_second = !body.slow.empty() && settle_in_second_kernel();
     src += vector_main(inputs, access, out_type, body, !body.large, try_second ? &second : nullptr);
     invocations = std::max<uint64_t>(n / 4, n % 4);
+    // A body whose setup reads a table into shared memory (the math functions' exp and piece
+    // tables, up to 6 KB) does so once per workgroup: at most 8192 of them, each then covering at
+    // least n / 8192 elements (32K at 256M), so the table costs a few percent of the traffic, not a
+    // sixth of it (4K elements, 32 KB, a workgroup at the usual 65535).
+    if (!body.setup.empty()) invocations = std::min<uint64_t>(invocations, 8192ull * gen::kWorkgroupSize);
   } else {
     if (!body.setup.empty()) fail(ErrorKind::Internal, label + ": a body with setup needs a 32-bit output");
     src += gen::elementwise_main(out_type, "dst", index_decls + loads + "\n      " + settled(body), body.v_type);
