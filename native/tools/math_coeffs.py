@@ -197,7 +197,6 @@ ulp1("nx_poly_atan_ulp1", h_atan, 0, 1, 10)
 ulp1("nx_poly_asin_ulp1", h_asin, 0, mp.mpf(1) / 4, 6)
 ulp1("nx_poly_tan_ulp1", h_tan, 0, (pi / 4) ** 2, 7)
 h_tanh = lambda z: (mp.tanh(mp.sqrt(z)) - mp.sqrt(z)) / (z * mp.sqrt(z)) if z != 0 else mp.mpf(-1) / 3
-ulp1("nx_poly_tanh_ulp1", h_tanh, 0, mp.mpf("0.625") ** 2, 6)
 # sin t = t + t z S(z), cos t = 1 - z/2 + z^2 C(z), z = t^2 <= 0.786^2 (within 2^-28 and 2^-30).
 h_sin_u = lambda z: (mp.sin(mp.sqrt(z)) / mp.sqrt(z) - 1) / z if z != 0 else mp.mpf(-1) / 6
 h_cos_u = lambda z: (mp.cos(mp.sqrt(z)) - 1 + z / 2) / (z * z) if z != 0 else mp.mpf(1) / 24
@@ -283,6 +282,20 @@ pieces("kErfInvPiecesUlp1",
          2 if e == -1 and lo == mp.mpf("1.5") else lo + mp.mpf(1) / 4)
         for e in range(-1, -24, -1) for lo in (mp.mpf("1.5"), mp.mpf(1))], 7)
 
+# tanh a for a < 9: a (c0 + z Q(z)), z = a^2, below 1/2, then halves of binades for k = -1 .. 2
+# and [8, 9) (piece 1 + (bits(a) - bits(1/2)) >> 22).
+h_tanh_over_a = lambda z: mp.tanh(mp.sqrt(z)) / mp.sqrt(z) if z != 0 else mp.mpf(1)
+pieces("kTanhPiecesUlp1", [(h_tanh_over_a, 0, mp.mpf(1) / 4, 0)] + halves(mp.tanh, -1, 2) +
+       [(mp.tanh, 8, 9, mp.mpf(17) / 2)], 7)
+# sigmoid x for x in [-4, 20): 1/2 + x (c0 + z Q(z)), z = x^2, for |x| < 1/2; halves of binades
+# of x on [0.5, 16) and [16, 20) (pieces 1 .. 11); sigmoid itself in pieces of 1/8 on (-4, -0.5]
+# (12 + floor(8 (|x| - 1/2)): relative to a result that falls by e^-1/8 across one).
+h_sigmoid_odd = lambda z: mp.tanh(mp.sqrt(z) / 2) / (2 * mp.sqrt(z)) if z != 0 else mp.mpf(1) / 4
+h_sigmoid = lambda x: 1 / (1 + mp.exp(-x))
+pieces("kSigmoidPiecesUlp1", [(h_sigmoid_odd, 0, mp.mpf(1) / 4, 0)] + halves(h_sigmoid, -1, 3) +
+       [(h_sigmoid, 16, 20, 18)] +
+       [(lambda a: h_sigmoid(-a), mp.mpf(1) / 2 + mp.mpf(i) / 8, mp.mpf(1) / 2 + mp.mpf(i + 1) / 8,
+         mp.mpf(1) / 2 + (2 * mp.mpf(i) + 1) / 16) for i in range(28)], 7)
 # asinh a for a < 4096: a (c0 + z Q(z)), z = a^2, below 1/2, then halves of binades, [1, 1.5) 2^k
 # and [1.5, 2) 2^k for k = -1 .. 11 (piece 1 + (bits(a) - bits(1/2)) >> 22).
 h_asinh_over_a = lambda z: mp.asinh(mp.sqrt(z)) / mp.sqrt(z) if z != 0 else mp.mpf(1)
