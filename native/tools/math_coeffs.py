@@ -202,9 +202,6 @@ h_sin_u = lambda z: (mp.sin(mp.sqrt(z)) / mp.sqrt(z) - 1) / z if z != 0 else mp.
 h_cos_u = lambda z: (mp.cos(mp.sqrt(z)) - 1 + z / 2) / (z * z) if z != 0 else mp.mpf(1) / 24
 ulp1("nx_poly_sin_ulp1", h_sin_u, 0, mp.mpf("0.786") ** 2, 4)
 ulp1("nx_poly_cos_ulp1", h_cos_u, 0, mp.mpf("0.786") ** 2, 3)
-# sinh a = a + a z P(z), z = a^2 <= 0.625^2.
-h_sinh_u = lambda z: (mp.sinh(mp.sqrt(z)) - mp.sqrt(z)) / (z * mp.sqrt(z)) if z != 0 else mp.mpf(1) / 6
-ulp1("nx_poly_sinh_ulp1", h_sinh_u, 0, mp.mpf("0.625") ** 2, 5)
 # expm1 r = r + r^2 M(r) for |r| < 0.35 (within 2^-28.9 of it).
 h_expm1 = lambda r: (mp.expm1(r) - r) / (r * r) if r != 0 else mp.mpf(1) / 2
 ulp1("nx_poly_expm1_ulp1", h_expm1, mp.mpf("-0.35"), mp.mpf("0.35"), 6)
@@ -296,6 +293,13 @@ pieces("kSigmoidPiecesUlp1", [(h_sigmoid_odd, 0, mp.mpf(1) / 4, 0)] + halves(h_s
        [(h_sigmoid, 16, 20, 18)] +
        [(lambda a: h_sigmoid(-a), mp.mpf(1) / 2 + mp.mpf(i) / 8, mp.mpf(1) / 2 + mp.mpf(i + 1) / 8,
          mp.mpf(1) / 2 + (2 * mp.mpf(i) + 1) / 16) for i in range(28)], 7)
+# sinh a for a < 4: a (c0 + z Q(z)), z = a^2, below 1/2, then sinh itself in pieces of 1/8
+# (1 + floor(8 (a - 1/2)); relative: it grows by up to e^1/8 across one). cosh a for a < 4 in
+# pieces of 1/8 (floor(8a)).
+h_sinh_over_a = lambda z: mp.sinh(mp.sqrt(z)) / mp.sqrt(z) if z != 0 else mp.mpf(1)
+eighths = lambda f, lo, n: [(f, lo + mp.mpf(i) / 8, lo + mp.mpf(i + 1) / 8, lo + (2 * mp.mpf(i) + 1) / 16) for i in range(n)]
+pieces("kSinhPiecesUlp1", [(h_sinh_over_a, 0, mp.mpf(1) / 4, 0)] + eighths(mp.sinh, mp.mpf(1) / 2, 28), 5)
+pieces("kCoshPiecesUlp1", eighths(mp.cosh, 0, 32), 5)
 # asinh a for a < 4096: a (c0 + z Q(z)), z = a^2, below 1/2, then halves of binades, [1, 1.5) 2^k
 # and [1.5, 2) 2^k for k = -1 .. 11 (piece 1 + (bits(a) - bits(1/2)) >> 22).
 h_asinh_over_a = lambda z: mp.asinh(mp.sqrt(z)) / mp.sqrt(z) if z != 0 else mp.mpf(1)
