@@ -141,9 +141,9 @@ TEST(MathTables, ExpTableHoldsTwoToTheJOver64) {
   ASSERT_EQ(w.size(), 128u);
   for (int j = 0; j < 64; ++j) EXPECT_TRUE(nearest_double(table_double(w, j), std::exp2l(j / 64.0L))) << "j = " << j;
 }
-// A fast-mode kernel that reads a table into shared memory runs at most 8192 workgroups (its
-// grid-stride loop covers the rest): past two such grids every element is still written, and
-// each the same as in a small tensor (the poisoned output catches an unwritten one).
+// A fast-mode kernel that reads a table into shared memory covers at least 16 elements per
+// invocation (its grid-stride loop runs four times over 16.8M elements): every element is still
+// written, and each the same as in a small tensor (the poisoned output catches an unwritten one).
 class MathGrid : public DeviceTest {};
 TEST_F(MathGrid, TableKernelCoversEveryElementPastItsGrid) {
   ScopedEnv mode("NX_VULKAN_F32_MATH", "fast");

@@ -320,10 +320,12 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
     src += vector_main(inputs, access, out_type, body, !body.large, try_second ? &second : nullptr);
     invocations = std::max<uint64_t>(n / 4, n % 4);
     // A body whose setup reads a table into shared memory (the math functions' exp and piece
-    // tables, up to 6 KB) does so once per workgroup: at most 8192 of them, each then covering at
-    // least n / 8192 elements (32K at 256M), so the table costs a few percent of the traffic, not a
-    // sixth of it (4K elements, 32 KB, a workgroup at the usual 65535).
-    if (!body.setup.empty()) invocations = std::min<uint64_t>(invocations, 8192ull * gen::kWorkgroupSize);
+    // tables, up to 6.4 KB) does so once per workgroup: each invocation covers at least 16
+    // elements, so a workgroup reads its table once per 4K elements or more (32 KB of traffic).
+    // At 256M that is the launch's usual 65535 workgroups: on the H100 a cap of 8192 cost 4-5
+    // points of the copy for most table functions (7.76 waves of 132 SMs: the last one three
+    // quarters full) and gained 2-3 for erfc and sigmoid (docs/BENCHMARKS.md).
+    if (!body.setup.empty()) invocations = std::min<uint64_t>(invocations, (uint64_t(n) + 15) / 16);
   } else {
     if (!body.setup.empty()) fail(ErrorKind::Internal, label + ": a body with setup needs a 32-bit output");
     src += gen::elementwise_main(out_type, "dst", index_decls + loads + "\n      " + settled(body), body.v_type);
