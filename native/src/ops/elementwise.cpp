@@ -323,8 +323,8 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
     // tables, up to 6.4 KB) does so once per workgroup: each invocation covers at least 16
     // elements, so a workgroup reads its table once per 4K elements or more (32 KB of traffic).
     // At 256M that is the launch's usual 65535 workgroups: on the H100 a cap of 8192 cost 4-5
-    // points of the copy for most table functions (7.76 waves of 132 SMs: the last one three
-    // quarters full) and gained 2-3 for erfc and sigmoid (docs/BENCHMARKS.md).
+    // points of the copy for most table functions (likely its tail: 7.76 waves if each of the
+    // 132 SMs holds 8 workgroups) and gained 2-3 for erfc and sigmoid (docs/BENCHMARKS.md).
     if (!body.setup.empty()) invocations = std::min<uint64_t>(invocations, (uint64_t(n) + 15) / 16);
   } else {
     if (!body.setup.empty()) fail(ErrorKind::Internal, label + ": a body with setup needs a 32-bit output");
