@@ -261,12 +261,11 @@ def halves(f, k0, k1):
     # Pieces [1, 1.5) 2^k and [1.5, 2) 2^k for k = k0 .. k1, centred.
     return [(f, lo * mp.mpf(2) ** k, (lo + mp.mpf(1) / 2) * mp.mpf(2) ** k, (lo + mp.mpf(1) / 4) * mp.mpf(2) ** k)
             for k in range(k0, k1 + 1) for lo in (1, mp.mpf("1.5"))]
-# erfc x: for x < 1/2 1 -+ erf |x| by erf's pieces (0 .. 7); on [0.5, 4) erfc itself in pieces of
-# 1/32 (8 + floor(32 (x - 1/2)), t Q(t) at most 0.13 of erfc, whose value falls by up to e^-0.25 over
-# one); from 4 to 8 e^-x^2 G(x), G = e^(x^2) erfc x on [4, 6) and [6, 8) (pieces 120 and 121).
-pieces("kErfcPiecesUlp1", erf_pieces +
-       [(mp.erfc, mp.mpf(1) / 2 + mp.mpf(i) / 32, mp.mpf(1) / 2 + mp.mpf(i + 1) / 32, mp.mpf(1) / 2 + (2 * mp.mpf(i) + 1) / 64)
-        for i in range(112)] + [(G_erfc, 4, 6, 5), (G_erfc, 6, 8, 7)], 8)
+# erfc x: for x < 1/2 1 -+ erf |x| by erf's pieces; on [0.5, 8) e^-x^2 G(x), G = e^(x^2) erfc x in
+# halves of binades [0.5, 0.75), [0.75, 1), [1, 1.5) .. [6, 8) (t Q(t) at most 0.25 of G). The two
+# sets interleave, erf's piece k at 2k and G's at 2k + 1: a warp's lanes on (-2, 2) read 8 pieces
+# in 8 different shared-memory bank groups (a piece is 12 words: 3 j mod 8 differs for 8 j in a row).
+pieces("kErfcPiecesUlp1", [p for pair in zip(erf_pieces, halves(G_erfc, -1, 2)) for p in pair], 8)
 # erf_inv x = x E(u), u = 1 - x^2 >= 2^-23, E = erfinv(x) / x: pieces by u's binade 2^e and the top
 # bit of its significand, u 2^-e in [1, 1.5) or [1.5, 2] (centre 1.25 or 1.75): piece
 # 2 (-1 - e) + (1 - top bit) for e = -1 .. -23, 46 pieces, t = u 2^-e - centre in [-1/4, 1/4].
