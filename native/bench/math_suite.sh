@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The math runs of docs/BENCHMARKS.md and docs/CAPABILITIES.md on the default Vulkan device, as
+# one command each (the device machine's sessions are short: a call should not be typed twice).
+#
+#   math_suite.sh bench BENCH [ONLY]    every math case (or the --only list ONLY), default mode,
+#                                       then fast mode, then peers.py (PyTorch, JAX) where present;
+#                                       BENCH_ARGS (say "--elements 1048576") go to both
+#   math_suite.sh every-input EXHAUSTIVE [SECONDS [FIRST]]
+#                                       every f32 input of each function's fast path
+#                                       (NX_VULKAN_F32_MATH=fast), in the order below from
+#                                       function FIRST on, while SECONDS last (default 580);
+#                                       prints the ranges it did not reach (all of them take
+#                                       about 11 minutes on an H100, 40 s per 2^28 on lavapipe)
+#
+# BENCH and EXHAUSTIVE are built nxvk_bench_ops and nxvk_exhaustive (-DNXVK_BENCH=ON). The bench
+# runs a warm-up process first: an idle GPU's clock takes about a second to rise.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+start=$(date +%s)
+elapsed() { echo $(($(date +%s) - start)); }
+
+case "${1:-}" in
+  bench)
+    bench=$2
+    only=${3:-copy,exp,sigmoid,tanh,expm1,log,sqrt,sin,cos,tan,sinh,cosh,erf,asin,acos,atan,asinh,acosh,atanh,rsqrt,cbrt,pow}
+    NX_VULKAN_F32_MATH=fast "$bench" ${BENCH_ARGS:-} --only copy,exp >/dev/null
+    for mode in exact fast; do
+      echo "== NX_VULKAN_F32_MATH=$mode, t=$(elapsed) s"
+      NX_VULKAN_F32_MATH=$mode "$bench" ${BENCH_ARGS:-} --only "$only"
+    done
+    if python3 -c 'import torch' 2>/dev/null || python3 -c 'import jax' 2>/dev/null; then
+      echo "== peers, t=$(elapsed) s"
+      PYTHONUNBUFFERED=1 python3 "$here/peers.py" ${BENCH_ARGS:-} --only "$only"
+    fi
+    echo "== done, t=$(elapsed) s"
+    ;;
+  every-input)
+    exhaustive=$2
+    budget=${3:-580}
+    first=${4:-}
+    # Function, first and last+1 input bits: each function's fast path over both signs (odd and
+    # even functions over one; the others' far ranges are the exact path's).
+    ranges=(
+      "erfc 0 0x41000000" "erfc 0x80000000 0xc0800000" "sigmoid 0x80000000 0xc2b00000" "sigmoid 0 0x7f800001"
+      "erf 0 0x7f800001" "tanh 0 0x7f800001" "sinh 0 0x42b00001" "cosh 0 0x42b00001"
+      "asinh 0 0x7f800001" "acosh 0x3f800000 0x7f800001" "atanh 0 0x3f800000" "erf_inv 0 0x3f800000"
+      "exp 0 0x42b20000" "exp 0x80000000 0xc2b00000" "expm1 0 0x42b20000" "expm1 0x80000000 0xff800001"
+      "log 0 0x7f800001" "log1p 0 0x7f800001" "log1p 0x80000000 0xbf800001"
+      "asin 0 0x3f800001" "acos 0 0x3f800001" "acos 0x80000000 0xbf800001"
+      "sin 0 0x45800001" "cos 0 0x45800001" "tan 0 0x45800001" "atan 0 0x7f800001"
+      "rsqrt 0 0x7f800001" "cbrt 0 0x7f800001")
+    for r in "${ranges[@]}"; do
+      set -- $r
+      if [ -n "$first" ]; then
+        [ "$1" = "$first" ] || continue
+        first=
+      fi
+      left=$((budget - $(elapsed)))
+      if [ $left -lt 15 ]; then
+        echo "== $1 [$2, $3): not run (time)"
+        continue
+      fi
+      echo "== $1 [$2, $3), t=$(elapsed) s"
+      NX_VULKAN_F32_MATH=fast timeout $left "$exhaustive" --fn "$1" --from "$2" --to "$3" | tail -3
+      rc=${PIPESTATUS[0]}
+      [ "$rc" = 0 ] || echo "   stopped (rc $rc): the range is not complete"
+    done
+    ;;
+  *)
+    sed -n '2,16p' "$0"
+    exit 2
+    ;;
+esac
