@@ -262,7 +262,7 @@ def halves(f, k0, k1):
     return [(f, lo * mp.mpf(2) ** k, (lo + mp.mpf(1) / 2) * mp.mpf(2) ** k, (lo + mp.mpf(1) / 4) * mp.mpf(2) ** k)
             for k in range(k0, k1 + 1) for lo in (1, mp.mpf("1.5"))]
 # erfc x: for x < 1/2 1 -+ erf |x| by erf's pieces; on [0.5, 8) e^-x^2 G(x), G = e^(x^2) erfc x in
-# halves of binades [0.5, 0.75), [0.75, 1), [1, 1.5) .. [6, 8) (t Q(t) at most 0.25 of G). The two
+# halves of binades [0.5, 0.75), [0.75, 1), [1, 1.5) .. [6, 8) (t Q(t) at most 0.2 of G). The two
 # sets interleave, erf's piece k at 2k and G's at 2k + 1: a warp's lanes on (-2, 2) read 8 pieces
 # in 8 different shared-memory bank groups (a piece is 12 words: 3 j mod 8 differs for 8 j in a row).
 pieces("kErfcPiecesUlp1", [p for pair in zip(erf_pieces, halves(G_erfc, -1, 2)) for p in pair], 8)

@@ -320,7 +320,7 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
     src += vector_main(inputs, access, out_type, body, !body.large, try_second ? &second : nullptr);
     invocations = std::max<uint64_t>(n / 4, n % 4);
     // A body whose setup reads a table into shared memory (the math functions' exp and piece
-    // tables, up to 6.4 KB) does so once per workgroup: each invocation covers at least 16
+    // tables, up to 2.4 KB) does so once per workgroup: each invocation covers at least 16
     // elements, so a workgroup reads its table once per 4K elements or more (32 KB of traffic).
     // At 256M that is the launch's usual 65535 workgroups: on the H100 a cap of 8192 cost 4-5
     // points of the copy for most table functions (likely its tail: 7.76 waves if each of the
