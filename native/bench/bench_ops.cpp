@@ -2,10 +2,10 @@
 //
 //   nxvk_bench_ops [--elements N] [--reps R] [--iters I] [--only NAME[,NAME...]]
 //
-// Method: inputs are random (never zeros); each case runs untimed repetitions to warm up, for at
-// least a second (kernel compile, pipeline creation, as many output buffers in the allocator's
-// cache as I calls in flight need: creating 1 GiB takes about 20 ms on the H200; and the GPU's
-// clocks, which ramp up under load), then R repetitions of
+// Method: inputs are random (never zeros); each case runs untimed to warm up: one call (kernel
+// compile, pipeline creation), then repetitions for at least a second of GPU work (as many
+// output buffers in the allocator's cache as I calls in flight need: creating 1 GiB takes about
+// 20 ms on the H200; and the GPU's clocks, which ramp up under load), then R repetitions of
 // I back-to-back dispatches, each repetition timed by the wall clock from the first record to
 // the completion of a sync, divided by I. The median repetition is reported, with the bytes the op must move (reads + writes) per
 // second and the ratio to the best copy bandwidth of this run (vkCmdCopyBuffer or our copy
@@ -47,12 +47,18 @@ struct Timing {
   uint64_t allocations;  // memory the timed repetitions had to create (a 1 GiB block: ~20 ms)
 };
 
-// Medians over reps of the time per iteration of `body`, after the warm-up, which repeats until
-// the GPU has been busy for kWarmSeconds: an idle H100 sits at 345 MHz and takes about a second
-// of load to reach its boost clock (seen with nvidia-smi), so a short warm-up timed
-// compute-bound kernels at a fraction of their speed, by a different fraction in each case.
+// Medians over reps of the time per iteration of `body`, after the warm-up: one call (which
+// builds the kernels: the GPU idles meanwhile), then calls until the GPU has been busy for
+// kWarmSeconds. An idle H100 sits at 345 MHz and takes about a second of load to reach its
+// boost clock (seen with nvidia-smi), so a short warm-up timed compute-bound kernels at a
+// fraction of their speed, by a different fraction in each case. Until the twenty-sixth session
+// the second counted from before the first call: a kernel whose build took that long (a first
+// build, with no pipeline cached) was timed right after the idle build, in every repetition at
+// a third to two thirds of its speed (the single-process outliers of docs/BENCHMARKS.md).
 constexpr double kWarmSeconds = 1.0;
 Timing time_op(Device& device, const Options& o, const std::function<void()>& body) {
+  body();
+  device.sync();
   const auto warm_start = std::chrono::steady_clock::now();
   do {
     for (int i = 0; i < o.iters; ++i) body();
