@@ -13,25 +13,62 @@
 #                                       about 11 minutes on an H100, 40 s per 2^28 on lavapipe)
 #
 # BENCH and EXHAUSTIVE are built nxvk_bench_ops and nxvk_exhaustive (-DNXVK_BENCH=ON). The bench
-# runs a warm-up process first: an idle GPU's clock takes about a second to rise.
+# runs a warm-up process first: an idle GPU's clock takes about a second to rise. Where
+# nvidia-smi is present it samples the GPU every 250 ms and each phase ends with what the GPU
+# did while busy: its clock, power and how often a power or thermal limit held the clock down
+# (the H100's 700 W cap does under the default mode's f64 load: docs/BENCHMARKS.md).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 start=$(date +%s)
 elapsed() { echo $(($(date +%s) - start)); }
 
+smi_log=
+smi_start() {
+  command -v nvidia-smi >/dev/null || return 0
+  smi_log=$(mktemp)
+  local reasons
+  for reasons in clocks_event_reasons.active clocks_throttle_reasons.active; do
+    nvidia-smi --query-gpu=$reasons --format=csv,noheader >/dev/null 2>&1 && break
+  done
+  nvidia-smi --query-gpu=clocks.sm,power.draw,$reasons,utilization.gpu --format=csv,noheader,nounits \
+    -lms 250 >"$smi_log" 2>/dev/null &
+  smi_pid=$!
+}
+smi_mark() { [ -n "$smi_log" ] && wc -l <"$smi_log" || echo 0; }
+# The samples since mark $1 with the GPU over half busy: clock (MHz), power (W), and the share held
+# by a limit (reason bits 0x4 software power cap, 0x8 hardware slowdown, 0x20/0x40 thermal, 0x80
+# power brake; 0x1, idle, is not a limit).
+smi_summary() {
+  [ -n "$smi_log" ] || return 0
+  tail -n +$(($1 + 1)) "$smi_log" | awk -F', *' '
+    function hex(s,  i, v) { v = 0; s = tolower(s); sub(/^0x/, "", s)
+      for (i = length(s) - 1; i <= length(s); ++i) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+      return v }
+    $4 + 0 > 50 { n++; c = $1 + 0; sum += c; if (min == 0 || c < min) min = c; if ($2 + 0 > pmax) pmax = $2 + 0
+      r = hex($3); if (int(r / 4) % 2 || int(r / 8) % 2 || int(r / 32) % 2 || int(r / 64) % 2 || int(r / 128) % 2) lim++ }
+    END { if (n) printf "   GPU while busy (nvidia-smi, %d samples): clock %.0f MHz mean, %d min; power %.0f W max; held by a power or thermal limit in %d\n", n, sum / n, min, pmax, lim }'
+}
+smi_stop() { [ -n "$smi_log" ] && { kill "$smi_pid" 2>/dev/null; rm -f "$smi_log"; }; return 0; }
+
 case "${1:-}" in
   bench)
     bench=$2
     only=${3:-copy,exp,sigmoid,tanh,expm1,log,sqrt,sin,cos,tan,sinh,cosh,erf,asin,acos,atan,asinh,acosh,atanh,rsqrt,cbrt,pow}
+    smi_start
     NX_VULKAN_F32_MATH=fast "$bench" ${BENCH_ARGS:-} --only copy,exp >/dev/null
     for mode in exact fast; do
       echo "== NX_VULKAN_F32_MATH=$mode, t=$(elapsed) s"
+      mark=$(smi_mark)
       NX_VULKAN_F32_MATH=$mode "$bench" ${BENCH_ARGS:-} --only "$only"
+      smi_summary "$mark"
     done
     if python3 -c 'import torch' 2>/dev/null || python3 -c 'import jax' 2>/dev/null; then
       echo "== peers, t=$(elapsed) s"
+      mark=$(smi_mark)
       PYTHONUNBUFFERED=1 python3 "$here/peers.py" ${BENCH_ARGS:-} --only "$only"
+      smi_summary "$mark"
     fi
+    smi_stop
     echo "== done, t=$(elapsed) s"
     ;;
   every-input)
