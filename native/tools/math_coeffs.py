@@ -147,8 +147,8 @@ both("nx_poly_erfinv1", lambda t: erfinv_over_x_w((t + mp.mpf(4.3)) ** 2), -1.8,
 # fewest terms that keep its error at least 2^-3 inside the 2^-43 budget (the rounding test's
 # window is 2^-40). One polynomial per function over the range typical inputs come from, so that
 # a warp's lanes take one branch: erf a = a + a P(a^2) for a < 2 (relative, erf a / a >= erf 2 / 2);
-# G = e^(a^2) erfc a in t = a - 1 for a < 2 and t = a - 3 on [2, 4) (relative to G's least value,
-# the one at the right end), and from 4 to 10 (erfc's fast range) as G(1/u)/u in u = 1/a;
+# G = e^(a^2) erfc a in t = a - 3 on [2, 4) (relative to G's least value, the one at the right
+# end), and from 4 to 10 (erfc's fast range) as G(1/u)/u in u = 1/a (below 2, 1 - erf);
 # asin s = s + s z A(z), z = s^2 <= 1/4 (relative: z times A's error); atan q = q + q z T(z) for
 # q <= 1 (relative: z q / atan q <= 4/pi times T's error) and, atan2's, for |q| <= 0.41533
 # (relative: z q / atan q <= 0.182 times T's error); erf_inv x = x E(w - 3.125), w =
@@ -161,7 +161,6 @@ def fast(name, f, a, b, n, scale=1):
                                                                           mp.nstr(mp.log(e / scale, 2), 3)))
     fast_polys[name] = c
 fast("nx_poly_erf_fast", h_erf, 0, 4, 16, mp.erf(2) / 2)
-fast("nx_poly_erfc_fast1", lambda t: G(t + 1), -1, 1, 20, G(2))
 fast("nx_poly_erfc_fast2", lambda t: G(t + 3), -1, 1, 16, G(4))
 fast("nx_poly_erfc_fast3", lambda u: G(1 / u) / u, mp.mpf("0.1"), mp.mpf("0.25"), 11, 4 * G(4))
 fast("nx_poly_asin_fast", h_asin, 0, mp.mpf(1) / 4, 11, 4)
