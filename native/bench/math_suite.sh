@@ -46,7 +46,8 @@ smi_summary() {
       return v }
     $4 + 0 > 50 { n++; c = $1 + 0; sum += c; if (min == 0 || c < min) min = c; if ($2 + 0 > pmax) pmax = $2 + 0
       r = hex($3); if (int(r / 4) % 2 || int(r / 8) % 2 || int(r / 32) % 2 || int(r / 64) % 2 || int(r / 128) % 2) lim++ }
-    END { if (n) printf "   GPU while busy (nvidia-smi, %d samples): clock %.0f MHz mean, %d min; power %.0f W max; held by a power or thermal limit in %d\n", n, sum / n, min, pmax, lim }'
+    END { if (n) printf "   GPU while busy (nvidia-smi, %d samples): clock %.0f MHz mean, %d min; power %.0f W max; held by a power or thermal limit in %d\n", n, sum / n, min, pmax, lim
+          else print "   GPU while busy (nvidia-smi): no sample over half busy" }'
 }
 smi_stop() { [ -n "$smi_log" ] && { kill "$smi_pid" 2>/dev/null; rm -f "$smi_log"; }; return 0; }
 
