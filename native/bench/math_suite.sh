@@ -5,6 +5,12 @@
 #   math_suite.sh bench BENCH [ONLY]    every math case (or the --only list ONLY), default mode,
 #                                       then fast mode, then peers.py (PyTorch, JAX) where present;
 #                                       BENCH_ARGS (say "--elements 1048576") go to both
+#   math_suite.sh ab BENCH_A BENCH_B ONLY [ROUNDS]
+#                                       two builds of the bench (say a change and its parent)
+#                                       on the --only list ONLY, one process each, alternating,
+#                                       ROUNDS times (default 2): differences between builds
+#                                       against the spread between rounds. The mode is the
+#                                       caller's NX_VULKAN_F32_MATH (default exact)
 #   math_suite.sh every-input EXHAUSTIVE [SECONDS [FIRST]]
 #                                       every f32 input of each function's fast path
 #                                       (NX_VULKAN_F32_MATH=fast), in the order below from
@@ -72,6 +78,21 @@ case "${1:-}" in
     smi_stop
     echo "== done, t=$(elapsed) s"
     ;;
+  ab)
+    [ $# -ge 4 ] || { sed -n '2,25p' "$0"; exit 2; }
+    smi_start
+    "$2" ${BENCH_ARGS:-} --only copy,exp >/dev/null
+    for round in $(seq 1 "${5:-2}"); do
+      for build in "$2" "$3"; do
+        echo "== round $round, $build, NX_VULKAN_F32_MATH=${NX_VULKAN_F32_MATH:-exact}, t=$(elapsed) s"
+        mark=$(smi_mark)
+        "$build" ${BENCH_ARGS:-} --only "$4" | grep -E '^\| [a-z]'
+        smi_summary "$mark"
+      done
+    done
+    smi_stop
+    echo "== done, t=$(elapsed) s"
+    ;;
   every-input)
     exhaustive=$2
     budget=${3:-580}
@@ -105,7 +126,7 @@ case "${1:-}" in
     done
     ;;
   *)
-    sed -n '2,16p' "$0"
+    sed -n '2,25p' "$0"
     exit 2
     ;;
 esac
