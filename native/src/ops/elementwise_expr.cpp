@@ -633,10 +633,15 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
     if (!is_float(out)) bad(name, std::string("the output type must be a float type, got ") + type_name(out));
     // NX_VULKAN_F32_MATH is read (and checked) for every f32 math function.
     const bool fast_mode = t == DType::F32 && out == DType::F32 && gen::f32_math_fast(name);
+    // Every f32 body below settles the inputs with fixed results (NaN, zeros, infinities, outside
+    // the domain) where its fast path leaves them: gen::math_special_f32.
+    const std::string special = t == DType::F32 ? gen::math_special_f32(name) : std::string();
     if (fast_mode && gen::has_math_ulp1_f32(name)) {
-      return ulp1_body(caps, name, "a", kUnaryTableBinding,
-                       caps.float64 ? "v = nx_double_to_float(nx_" + name + "(" + to_compute(caps, t, "a") + "));"
-                                    : "v = nx_" + name + "_f32(a);");
+      Body body = ulp1_body(caps, name, "a", kUnaryTableBinding,
+                            caps.float64 ? "v = nx_double_to_float(nx_" + name + "(" + to_compute(caps, t, "a") + "));"
+                                         : "v = nx_" + name + "_f32(a);");
+      body.statements += " " + special;
+      return body;
     }
     if (t == DType::F32 && out == DType::F32 && gen::use_math_ff_f32(caps, name)) {
       // The fast path in f32 arithmetic, correctly rounded where it settles (nearly every input);
@@ -647,7 +652,7 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
       const std::string first = settles_all ? gen::math_ff_f32_first_stage(name) : "nx_" + name + "_ff_f32";
       Capabilities kernel_caps = caps;
       if (settles_all) kernel_caps.float64 = false;
-      Body body{"float v; bool slow = !" + first + "(a, v);", "float"};
+      Body body{"float v; bool slow = !" + first + "(a, v); " + special, "float"};
       body.functions = gen::math_ff_f32_glsl(kUnaryTableBinding, kernel_caps);
       body.slow = settles_all     ? "nx_" + name + "_ff_f32(a, v);"
                   : caps.float64 ? "double fx = " + to_compute(caps, t, "a") + "; v = nx_double_to_float(nx_" + name + "(fx));"
@@ -666,7 +671,7 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
       // leaves unsettled, and the accurate function widens the input exactly.
       const std::string exact = to_compute(caps, t, "a");
       const std::string widen = t == DType::F32 ? "double(nx_ftz_f32(a))" : exact;
-      Body body{"double fx = " + widen + "; float v; bool slow = !nx_" + name + "_fast_f32(fx, v);",
+      Body body{"double fx = " + widen + "; float v; bool slow = !nx_" + name + "_fast_f32(fx, v); " + special,
                 "float"};
       body.functions = gen::math_fast_f32_glsl(kUnaryTableBinding);
       body.slow = "v = nx_double_to_float(nx_" + name + "(" + exact + "));";

@@ -189,6 +189,69 @@ std::span<const uint32_t> math_ulp1_f32_table(const std::string& name) {
   return std::span<const uint32_t>(kNoTable);
 }
 
+namespace {
+// Each function's inputs with fixed results, as a condition on the input's bits b (and ab = b
+// without the sign) and the result's bits (sign = b's sign bit), after NaN (every function's NaN
+// gives NaN). The results are those of the accurate functions (the tests' kExact table and
+// F32FastPathEqualsAccurate compare them). Settling them in the fast path's kernel matters for
+// data that holds many (log of a ReLU's output, masked NaN): left unsettled, each costs the
+// second kernel a global atomic, and past n/64 of them it redoes every element (log of a tensor
+// a quarter zeros ran 5 times slower on lavapipe).
+struct SpecialInput {
+  const char* name;
+  const char* condition;
+  const char* bits;
+};
+const SpecialInput kSpecialInputs[] = {
+    {"log", "ab == 0u", "0xff800000u"},  // -inf
+    {"log", "b > 0x80000000u", "0x7fc00000u"},
+    {"log", "b == 0x7f800000u", "0x7f800000u"},
+    {"log1p", "b == 0xbf800000u", "0xff800000u"},  // log1p(-1) = -inf
+    {"log1p", "b > 0xbf800000u", "0x7fc00000u"},
+    {"log1p", "b == 0x7f800000u", "0x7f800000u"},
+    {"sqrt", "ab == 0u || b == 0x7f800000u", "b"},
+    {"sqrt", "b > 0x80000000u", "0x7fc00000u"},
+    {"rsqrt", "ab == 0u", "0x7f800000u | sign"},
+    {"rsqrt", "b > 0x80000000u", "0x7fc00000u"},
+    {"rsqrt", "b == 0x7f800000u", "0u"},
+    {"cbrt", "ab == 0u || ab == 0x7f800000u", "b"},
+    {"asin", "ab > 0x3f800000u", "0x7fc00000u"},
+    {"acos", "ab > 0x3f800000u", "0x7fc00000u"},
+    {"atanh", "ab > 0x3f800000u", "0x7fc00000u"},
+    {"atanh", "ab == 0x3f800000u", "0x7f800000u | sign"},
+    {"erf_inv", "ab > 0x3f800000u", "0x7fc00000u"},
+    {"erf_inv", "ab == 0x3f800000u", "0x7f800000u | sign"},
+    {"acosh", "b == 0x3f800000u", "0u"},  // acosh 1 = +0
+    {"acosh", "b < 0x3f800000u || b > 0x7f800000u", "0x7fc00000u"},  // below 1, and every negative
+    {"acosh", "b == 0x7f800000u", "0x7f800000u"},
+    {"exp", "b == 0x7f800000u", "0x7f800000u"},
+    {"exp", "b == 0xff800000u", "0u"},
+    {"expm1", "b == 0x7f800000u", "0x7f800000u"},
+    {"expm1", "b == 0xff800000u", "0xbf800000u"},  // -1
+    {"sigmoid", "b == 0x7f800000u", "0x3f800000u"},
+    {"sigmoid", "b == 0xff800000u", "0u"},
+    {"tanh", "ab == 0x7f800000u", "0x3f800000u | sign"},
+    {"erf", "ab == 0x7f800000u", "0x3f800000u | sign"},
+    {"erfc", "b == 0x7f800000u", "0u"},
+    {"erfc", "b == 0xff800000u", "0x40000000u"},  // 2
+    {"sinh", "ab == 0x7f800000u", "b"},
+    {"asinh", "ab == 0x7f800000u", "b"},
+    {"cosh", "ab == 0x7f800000u", "0x7f800000u"},
+    {"atan", "ab == 0x7f800000u", "0x3fc90fdbu | sign"},  // +-pi/2 rounded
+    {"sin", "ab == 0x7f800000u", "0x7fc00000u"},
+    {"cos", "ab == 0x7f800000u", "0x7fc00000u"},
+    {"tan", "ab == 0x7f800000u", "0x7fc00000u"},
+};
+}  // namespace
+
+std::string math_special_f32(const std::string& name) {
+  std::string s = "if (slow) { uint b = floatBitsToUint(a), ab = b & 0x7fffffffu, sign = b & 0x80000000u; "
+                  "slow = false; if (ab > 0x7f800000u) v = uintBitsToFloat(0x7fc00000u);";
+  for (const SpecialInput& c : kSpecialInputs)
+    if (name == c.name) s += " else if (" + std::string(c.condition) + ") v = uintBitsToFloat(" + c.bits + ");";
+  return s + " else slow = true; }";
+}
+
 }  // namespace nxvk::gen
 
 namespace nxvk {

@@ -82,5 +82,10 @@ bool has_math_ulp1_f32(const std::string& name);
 std::string math_ulp1_f32_glsl(uint32_t table_binding, const Capabilities& caps, const std::string& name);
 std::string math_ulp1_f32_setup(const std::string& name);
 std::span<const uint32_t> math_ulp1_f32_table(const std::string& name);
+// GLSL statements that settle f32 `v` (clearing `slow`) for the inputs `a` of unary NAME whose
+// results are fixed by the input alone: NaN, and NAME's zeros, infinities and inputs outside its
+// domain (log(0), sqrt(-1), acosh(0.5), ...), which the f32 fast paths leave to the accurate
+// function. Their kernels run them only where the fast path left a lane unsettled.
+std::string math_special_f32(const std::string& name);
 
 }  // namespace nxvk::gen
