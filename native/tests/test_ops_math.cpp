@@ -927,6 +927,51 @@ TEST_F(DeviceTest, UnsettledLanesBeyondTheListAreSettled) {
   }
 }
 
+// Inputs with fixed results (NaN, zeros, infinities, outside the domain) settle in the first
+// kernel by their bits (gen::math_special_f32, math_special_pow_f32): a tensor of nothing else
+// (and of the finite values next to the domains' edges) gives the accurate function's bits for
+// every math function and pow, in both settle modes, and in the fast mode the same within 1 ulp
+// (its contract for the finite values; a wrong entry in the table is further off).
+TEST_F(DeviceTest, MathSpecialInputsGiveTheAccurateBits) {
+  if (!device().caps().float64) GTEST_SKIP() << "device without f64";
+  const uint32_t bits[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u,
+                           0x7f800001u, 0x3f800000u, 0xbf800000u, 0x40000000u, 0xc0000000u, 0x3f000000u,
+                           0xbf000000u, 0x00000001u, 0x80000001u, 0x7f7fffffu, 0xff7fffffu, 0x3f800001u,
+                           0xbf800001u, 0x3f7fffffu, 0xc1200000u, 0x41a00000u};
+  std::vector<float> specials;
+  for (uint32_t b : bits) {
+    float f;
+    std::memcpy(&f, &b, 4);
+    specials.push_back(f);
+  }
+  for (const auto& f : mathref::math_functions()) {
+    if (f.arity == 2 && std::string(f.name) != "pow") continue;
+    std::vector<float> x, y;
+    for (int rep = 0; rep < 100; ++rep)  // past the list's n/64 + 1024, were they listed
+      for (float a : specials) {
+        if (f.arity == 1) {
+          x.push_back(a);
+          continue;
+        }
+        for (float b : specials) x.push_back(a), y.push_back(b);
+      }
+    auto accurate = mathref::run_f32(device(), f, Path::F32ViaF64Accurate, x, f.arity == 2 ? y : x);
+    for (const char* math : {"exact", "fast"})
+      for (const char* settle : {"inline", "second"}) {
+        ScopedEnv mode("NX_VULKAN_F32_MATH", math), place("NX_VULKAN_SETTLE", settle);
+        auto op = op_f32(device(), f.name, x, y);
+        size_t bad = 0;
+        const bool fast = std::string(math) == "fast";
+        for (size_t i = 0; i < x.size(); ++i)
+          if (!same_result(op[i], accurate[i]) && !(fast && mathref::f32_ulp_distance(op[i], accurate[i]) <= 1) &&
+              bad++ < 5)
+            ADD_FAILURE() << f.name << "(" << operands(x, y, i) << "), " << math << ", " << settle << ": op "
+                          << std::hexfloat << op[i] << ", accurate " << accurate[i];
+        EXPECT_EQ(bad, 0u) << f.name;
+      }
+  }
+}
+
 // The math kernels' tables (2^(j/64), the log cells) are uploaded once per device and
 // kept until it closes: repeated calls allocate nothing and record into one batch. Uploading
 // them per call made each call on a zero-copy device wait for the previous one (the table's

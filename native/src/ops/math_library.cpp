@@ -252,6 +252,16 @@ std::string math_special_f32(const std::string& name) {
   return s + " else slow = true; }";
 }
 
+std::string math_special_pow_f32(const std::string& x, const std::string& y) {
+  return "if (slow) { uint bx = floatBitsToUint(" + x + "), by = floatBitsToUint(" + y +
+         "), ay = by & 0x7fffffffu; slow = false; "
+         "if (ay == 0u) v = 1.0; "  // x^+-0 = 1, NaN's too
+         "else if (bx == 0u && ay < 0x7f800000u) v = uintBitsToFloat(by < 0x80000000u ? 0u : 0x7f800000u); "  // +0^y
+         "else if (bx > 0x80000000u && bx < 0xff800000u && ay < 0x7f800000u && floor(" + y + ") != " + y +
+         ") v = uintBitsToFloat(0x7fc00000u); "  // x < 0, y not an integer
+         "else slow = true; }";
+}
+
 }  // namespace nxvk::gen
 
 namespace nxvk {

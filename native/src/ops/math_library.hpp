@@ -87,5 +87,9 @@ std::span<const uint32_t> math_ulp1_f32_table(const std::string& name);
 // domain (log(0), sqrt(-1), acosh(0.5), ...), which the f32 fast paths leave to the accurate
 // function. Their kernels run them only where the fast path left a lane unsettled.
 std::string math_special_f32(const std::string& name);
+// The same for pow(x, y) of f32 variables x and y: y = +-0 (1), x = +0 with y finite (+0 or +inf),
+// x < 0 finite with y finite and not an integer (NaN): a ReLU's output squared, a signed tensor's
+// square root by pow.
+std::string math_special_pow_f32(const std::string& x, const std::string& y);
 
 }  // namespace nxvk::gen
