@@ -192,8 +192,8 @@ std::span<const uint32_t> math_ulp1_f32_table(const std::string& name) {
 namespace {
 // Each function's inputs with fixed results, as a condition on the input's bits b (and ab = b
 // without the sign) and the result's bits (sign = b's sign bit), after NaN (every function's NaN
-// gives NaN). The results are those of the accurate functions (the tests' kExact table and
-// F32FastPathEqualsAccurate compare them). Settling them in the fast path's kernel matters for
+// gives NaN). The results are those of the accurate functions (MathSpecialInputsGiveTheAccurateBits,
+// the tests' kExact table and F32FastPathEqualsAccurate compare them). Settling them in the fast path's kernel matters for
 // data that holds many (log of a ReLU's output, masked NaN): left unsettled, each costs the
 // second kernel a global atomic, and past n/64 of them it redoes every element (log of a tensor
 // a quarter zeros ran 5 times slower on lavapipe).
