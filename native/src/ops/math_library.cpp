@@ -262,6 +262,19 @@ std::string math_special_pow_f32(const std::string& x, const std::string& y) {
          "else slow = true; }";
 }
 
+std::string math_special_atan2_f32(const std::string& y, const std::string& x) {
+  // Signed results take y's sign: +-0, +-pi, +-pi/2, +-pi/4, +-3pi/4 (rounded to f32).
+  return "if (slow) { uint by = floatBitsToUint(" + y + "), bx = floatBitsToUint(" + x +
+         "), ay = by & 0x7fffffffu, ax = bx & 0x7fffffffu, sy = by & 0x80000000u; slow = false; "
+         "if (ay > 0x7f800000u || ax > 0x7f800000u) v = uintBitsToFloat(0x7fc00000u); "
+         "else if (ay == 0u) v = uintBitsToFloat(bx < 0x80000000u ? sy : 0x40490fdbu | sy); "  // 0 or pi
+         "else if (ax == 0u) v = uintBitsToFloat(0x3fc90fdbu | sy); "  // pi/2
+         "else if (ay == 0x7f800000u) v = uintBitsToFloat((ax < 0x7f800000u ? 0x3fc90fdbu : bx < 0x80000000u ? "
+         "0x3f490fdbu : 0x4016cbe4u) | sy); "  // pi/2, pi/4, 3pi/4
+         "else if (ax == 0x7f800000u) v = uintBitsToFloat(bx < 0x80000000u ? sy : 0x40490fdbu | sy); "  // 0 or pi
+         "else slow = true; }";
+}
+
 }  // namespace nxvk::gen
 
 namespace nxvk {

@@ -91,5 +91,8 @@ std::string math_special_f32(const std::string& name);
 // x < 0 finite with y finite and not an integer (NaN): a ReLU's output squared, a signed tensor's
 // square root by pow.
 std::string math_special_pow_f32(const std::string& x, const std::string& y);
+// The same for atan2(y, x): NaN, a zero y or x, an infinite y or x (0, pi, pi/2, pi/4, 3pi/4 with
+// y's sign).
+std::string math_special_atan2_f32(const std::string& y, const std::string& x);
 
 }  // namespace nxvk::gen
