@@ -928,7 +928,7 @@ TEST_F(DeviceTest, UnsettledLanesBeyondTheListAreSettled) {
 }
 
 // Inputs with fixed results (NaN, zeros, infinities, outside the domain) settle in the first
-// kernel by their bits (gen::math_special_f32, math_special_pow_f32, math_special_atan2_f32): a
+// kernel by their bits (gen::math_special_f32, unary and binary): a
 // tensor of nothing else (and of the finite values next to the domains' edges) gives the accurate
 // function's bits for every math function, pow and atan2, in both settle modes, and in the fast mode the same within 1 ulp
 // (its contract for the finite values; a wrong entry in the table is further off).

@@ -495,8 +495,7 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
     Body body = ulp1_body(caps, name, "a, b", kBinaryTableBinding,
                           caps.float64 ? "v = nx_double_to_float(nx_" + name + "(nx_f32_to_f64(a), nx_f32_to_f64(b)));"
                                        : "v = nx_" + name + "_f32(a, b);");
-    body.statements += " " + (op == BinaryOp::pow ? gen::math_special_pow_f32("a", "b")
-                                                  : gen::math_special_atan2_f32("a", "b"));
+    body.statements += " " + gen::math_special_f32(name, "a", "b");
     return body;
   }
   if (caps.float64 && out == DType::F32 && f32_exact(ta) && f32_exact(tb) && gen::has_math_fast_f32(name)) {
@@ -505,9 +504,8 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
     // widened exactly, for the lanes it leaves.
     const std::string fa = to_f32(caps, ta, "a"), fb = to_f32(caps, tb, "b");
     Body body{"float fa = " + fa + "; float fb = " + fb + "; float v; bool slow = !nx_" + name +
-                  "_fast_f32(double(nx_ftz_f32(fa)), double(nx_ftz_f32(fb)), v);" +
-                  " " + (op == BinaryOp::pow ? gen::math_special_pow_f32("fa", "fb")
-                                             : gen::math_special_atan2_f32("fa", "fb")),
+                  "_fast_f32(double(nx_ftz_f32(fa)), double(nx_ftz_f32(fb)), v); " +
+                  gen::math_special_f32(name, "fa", "fb"),
               "float"};
     body.functions = gen::math_fast_f32_glsl(kBinaryTableBinding);
     body.slow = "v = nx_double_to_float(nx_" + name + "(nx_f32_to_f64(fa), nx_f32_to_f64(fb)));";

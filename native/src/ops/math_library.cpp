@@ -193,10 +193,10 @@ namespace {
 // Each function's inputs with fixed results, as a condition on the input's bits b (and ab = b
 // without the sign) and the result's bits (sign = b's sign bit), after NaN (every function's NaN
 // gives NaN). The results are those of the accurate functions (MathSpecialInputsGiveTheAccurateBits,
-// the tests' kExact table and F32FastPathEqualsAccurate compare them). Settling them in the fast path's kernel matters for
-// data that holds many (log of a ReLU's output, masked NaN): left unsettled, each costs the
-// second kernel a global atomic, and past n/64 of them it redoes every element (log of a tensor
-// a quarter zeros ran 5 times slower on lavapipe).
+// the tests' kExact table and F32FastPathEqualsAccurate compare them). Settling them in the fast
+// path's kernel matters for data that holds many (log of a ReLU's output, masked NaN): left
+// unsettled, each costs the second kernel a global atomic, and past n/64 of them it redoes every
+// element (log of a tensor a quarter zeros ran 5 times slower on lavapipe).
 struct SpecialInput {
   const char* name;
   const char* condition;
@@ -252,7 +252,10 @@ std::string math_special_f32(const std::string& name) {
   return s + " else slow = true; }";
 }
 
-std::string math_special_pow_f32(const std::string& x, const std::string& y) {
+namespace {
+// pow(x, y): y = +-0 (1), x = +0 with y finite (+0 or +inf), x < 0 finite with y finite and not an
+// integer (NaN): a ReLU's output squared, a signed tensor's square root by pow.
+std::string special_pow(const std::string& x, const std::string& y) {
   return "if (slow) { uint bx = floatBitsToUint(" + x + "), by = floatBitsToUint(" + y +
          "), ay = by & 0x7fffffffu; slow = false; "
          "if (ay == 0u) v = 1.0; "  // x^+-0 = 1, NaN's too
@@ -262,8 +265,9 @@ std::string math_special_pow_f32(const std::string& x, const std::string& y) {
          "else slow = true; }";
 }
 
-std::string math_special_atan2_f32(const std::string& y, const std::string& x) {
-  // Signed results take y's sign: +-0, +-pi, +-pi/2, +-pi/4, +-3pi/4 (rounded to f32).
+// atan2(y, x): NaN, a zero y or x, an infinite y or x. Signed results take y's sign: +-0, +-pi,
+// +-pi/2, +-pi/4, +-3pi/4 (rounded to f32).
+std::string special_atan2(const std::string& y, const std::string& x) {
   return "if (slow) { uint by = floatBitsToUint(" + y + "), bx = floatBitsToUint(" + x +
          "), ay = by & 0x7fffffffu, ax = bx & 0x7fffffffu, sy = by & 0x80000000u; slow = false; "
          "if (ay > 0x7f800000u || ax > 0x7f800000u) v = uintBitsToFloat(0x7fc00000u); "
@@ -273,6 +277,13 @@ std::string math_special_atan2_f32(const std::string& y, const std::string& x) {
          "0x3f490fdbu : 0x4016cbe4u) | sy); "  // pi/2, pi/4, 3pi/4
          "else if (ax == 0x7f800000u) v = uintBitsToFloat(bx < 0x80000000u ? sy : 0x40490fdbu | sy); "  // 0 or pi
          "else slow = true; }";
+}
+}  // namespace
+
+std::string math_special_f32(const std::string& name, const std::string& a, const std::string& b) {
+  if (name == "pow") return special_pow(a, b);
+  if (name == "atan2") return special_atan2(a, b);
+  return "";
 }
 
 }  // namespace nxvk::gen

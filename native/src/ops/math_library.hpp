@@ -87,12 +87,8 @@ std::span<const uint32_t> math_ulp1_f32_table(const std::string& name);
 // domain (log(0), sqrt(-1), acosh(0.5), ...), which the f32 fast paths leave to the accurate
 // function. Their kernels run them only where the fast path left a lane unsettled.
 std::string math_special_f32(const std::string& name);
-// The same for pow(x, y) of f32 variables x and y: y = +-0 (1), x = +0 with y finite (+0 or +inf),
-// x < 0 finite with y finite and not an integer (NaN): a ReLU's output squared, a signed tensor's
-// square root by pow.
-std::string math_special_pow_f32(const std::string& x, const std::string& y);
-// The same for atan2(y, x): NaN, a zero y or x, an infinite y or x (0, pi, pi/2, pi/4, 3pi/4 with
-// y's sign).
-std::string math_special_atan2_f32(const std::string& y, const std::string& x);
+// The same for binary NAME (pow, atan2; "" for others) of f32 variables a and b: pow's x^+-0,
+// +0^y and negative x to a non-integer y; atan2's NaN, zero and infinite operands.
+std::string math_special_f32(const std::string& name, const std::string& a, const std::string& b);
 
 }  // namespace nxvk::gen
