@@ -928,10 +928,10 @@ TEST_F(DeviceTest, UnsettledLanesBeyondTheListAreSettled) {
 }
 
 // Inputs with fixed results (NaN, zeros, infinities, outside the domain) settle in the first
-// kernel by their bits (gen::math_special_f32, unary and binary): a
-// tensor of nothing else (and of the finite values next to the domains' edges) gives the accurate
-// function's bits for every math function, pow and atan2, in both settle modes, and in the fast mode the same within 1 ulp
-// (its contract for the finite values; a wrong entry in the table is further off).
+// kernel by their bits (gen::math_special_f32, unary and binary): a tensor of nothing else (and of
+// the finite values next to the domains' edges) gives the accurate function's bits for every math
+// function, pow and atan2, in both settle modes, and in the fast mode the same within 1 ulp (its
+// contract for the finite values; a wrong entry in the table is further off).
 TEST_F(DeviceTest, MathSpecialInputsGiveTheAccurateBits) {
   if (!device().caps().float64) GTEST_SKIP() << "device without f64";
   const uint32_t bits[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u,
