@@ -33,7 +33,7 @@ using mathref::Path;
 
 constexpr size_t kInputs = 50000;
 // Bounds asserted here (and stated in docs/CAPABILITIES.md).
-constexpr double kMaxUlpF64 = 1.05;  // measured max 1.001 (expm1), others <= 0.91 (tan)
+constexpr double kMaxUlpF64 = 1.05;  // measured max 1.009 (expm1: Nx's exp(x) - 1), others <= 0.91 (tan)
 constexpr double kMaxUlpF32ViaF64 = 0.51;  // correctly rounded except near-ties
 constexpr double kMaxUlpF32Only = 1.1;  // measured max 1.028 (erfc), others <= 0.91
 // The f64 path of these reproduces glibc 2.36's results bit for bit (src/ops/math_glibc.inc), so
@@ -242,6 +242,22 @@ TEST_F(DeviceTest, MathF64GivesBinaryBackendBits) {
     }
     EXPECT_GT(checked, x.size() / 4) << name;
     EXPECT_EQ(differ, 0u) << name << ": " << differ << " of " << checked << " differ from Nx.BinaryBackend's:" << first;
+  }
+}
+
+// f64 expm1 on (-1/2, 1/2) (its own function there: Nx's exp(x) - 1 loses every digit near 0)
+// and tanh on (-1/4, 1/4) (e^2x - 1 over e^2x + 1) are within 0.7 ulp. The random mix of the
+// bound tests reaches this range only now and then: a reduction by ln2 there gave up to 1.09 ulp
+// (x = 0.3472, 2 e^r - 1 magnifying e^r's error), which one CI seed in many found.
+TEST_F(DeviceTest, MathF64Expm1NearZeroWithinTwoThirdsUlp) {
+  if (!device().caps().float64) GTEST_SKIP() << "device without f64";
+  std::mt19937_64 rng(seed());
+  for (auto [name, half_width] : {std::pair{"expm1", 0.5}, std::pair{"tanh", 0.25}}) {
+    std::uniform_real_distribution<double> u(-half_width, half_width);
+    std::vector<double> x(200000);
+    for (double& v : x) v = u(rng);
+    auto s = mathref::measure_f64(device(), mathref::math_function(name), x, x);
+    EXPECT_LE(s.max_ulp, 0.7) << name << ": " << describe(s, true);
   }
 }
 

@@ -85,6 +85,8 @@ def fit(f, a, b, n):
 polys = {}  # name -> (double coeffs, float coeffs)
 fact = mp.factorial
 polys["nx_poly_expq"] = ([1 / fact(j + 2) for j in range(12)], [1 / fact(j + 2) for j in range(7)])
+# e^x - 1 = x + x^2/2 + x^3 expm1c(x) for |x| < 1/2, Taylor to x^15 (remainder 2^-60 there)
+polys["nx_poly_expm1c"] = ([1 / fact(j + 3) for j in range(13)], [1 / fact(j + 3) for j in range(8)])
 polys["nx_poly_log"] = ([mp.mpf(2) / (2 * n + 5) for n in range(11)], [mp.mpf(2) / (2 * n + 5) for n in range(7)])
 polys["nx_poly_sin"] = ([(-1) ** (j + 1) / fact(2 * j + 3) for j in range(9)],
                         [(-1) ** (j + 1) / fact(2 * j + 3) for j in range(6)])
