@@ -253,15 +253,23 @@ std::string math_special_f32(const std::string& name) {
 }
 
 namespace {
-// pow(x, y): y = +-0 (1), x = +0 with y finite (+0 or +inf), x < 0 finite with y finite and not an
-// integer (NaN): a ReLU's output squared, a signed tensor's square root by pow.
+// pow(x, y) wherever C99 Annex F fixes the result (what the accurate function gives): y = +-0
+// or x = 1 (1, NaN operands too), NaN, y = +-inf, x = +-0, x = +-inf, and x < 0 with y not an
+// integer (NaN). Integer-ness and oddness of y by its bits (float arithmetic may flush a
+// subnormal y to an integer 0): k = 0 not an integer, 1 even, 2 odd.
 std::string special_pow(const std::string& x, const std::string& y) {
   return "if (slow) { uint bx = floatBitsToUint(" + x + "), by = floatBitsToUint(" + y +
-         "), ay = by & 0x7fffffffu; slow = false; "
-         "if (ay == 0u) v = 1.0; "  // x^+-0 = 1, NaN's too
-         "else if (bx == 0u && ay < 0x7f800000u) v = uintBitsToFloat(by < 0x80000000u ? 0u : 0x7f800000u); "  // +0^y
-         "else if (bx > 0x80000000u && bx < 0xff800000u && ay < 0x7f800000u && floor(" + y + ") != " + y +
-         ") v = uintBitsToFloat(0x7fc00000u); "  // x < 0, y not an integer
+         "), ax = bx & 0x7fffffffu, ay = by & 0x7fffffffu; int e = int(ay >> 23) - 127; "
+         "uint k = ay == 0u || e >= 24 ? 1u : e < 0 || (ay & ((1u << (23 - e)) - 1u)) != 0u ? 0u "
+         ": ((ay >> (23 - e)) & 1u) + 1u; "
+         "uint odd_sign = k == 2u ? bx & 0x80000000u : 0u; slow = false; "
+         "if (ay == 0u || bx == 0x3f800000u) v = 1.0; "
+         "else if (ax > 0x7f800000u || ay > 0x7f800000u) v = uintBitsToFloat(0x7fc00000u); "
+         "else if (ay == 0x7f800000u) v = ax == 0x3f800000u ? 1.0 "  // (-1)^+-inf
+         ": uintBitsToFloat((ax < 0x3f800000u) == (by > 0x80000000u) ? 0x7f800000u : 0u); "
+         "else if (ax == 0u) v = uintBitsToFloat((by > 0x80000000u ? 0x7f800000u : 0u) | odd_sign); "
+         "else if (ax == 0x7f800000u) v = uintBitsToFloat((by > 0x80000000u ? 0u : 0x7f800000u) | odd_sign); "
+         "else if (bx > 0x80000000u && k == 0u) v = uintBitsToFloat(0x7fc00000u); "
          "else slow = true; }";
 }
 
