@@ -192,6 +192,11 @@ int main(int argc, char** argv) {
     run("erf_inv f32 (-1, 1)", 2 * b4, [&] { (void)unary(UnaryOp::erf_inv, unit, DType::F32); });
     run("pow f32 (0, 4] ^ [-2, 2)", 3 * b4, [&] { (void)binary(BinaryOp::pow, pos, a, DType::F32, a.shape); });
     run("atan2 f32", 3 * b4, [&] { (void)binary(BinaryOp::atan2, a, b, DType::F32, a.shape); });
+    // Half-precision math (f16 and bf16 in and out: half the bytes of f32's): b4 / 2 per tensor.
+    Tensor a16 = as_type(a, DType::F16), abf16 = as_type(a, DType::BF16);
+    for (const auto& [label, t] : {std::pair<const char*, const Tensor*>{"f16", &a16}, {"bf16", &abf16}})
+      for (UnaryOp op : {UnaryOp::exp, UnaryOp::sigmoid, UnaryOp::tanh, UnaryOp::erf})
+        run(std::string(op_name(op)) + " " + label, b4, [&, op, t] { (void)unary(op, *t, t->type); });
     run("add f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::add, a, b, DType::F32, a.shape); });
     run("multiply f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::multiply, a, b, DType::F32, a.shape); });
     run("divide f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::divide, a, b, DType::F32, a.shape); });

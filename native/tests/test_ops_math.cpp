@@ -261,6 +261,79 @@ TEST_F(DeviceTest, MathF64Expm1NearZeroWithinTwoThirdsUlp) {
   }
 }
 
+// f16 and bf16 results (Nx: computed in f64, rounded once to f16; bf16 the f32 value truncated)
+// take the plain-double fast paths with their format's rounding test (math_fast_f32_glsl's `out`)
+// and the accurate function for the rest: every f16 and every bf16 input through every unary
+// function, and pairs of them through pow and atan2, against the long double reference rounded
+// as Nx rounds (f16 directly: the f32 result rounded again would differ next to f16's halfway
+// points); pow(63, 2) = 3969 and others are such halfway points exactly (round to even: 3968).
+TEST_F(DeviceTest, MathF16AndBf16ResultsAreRoundedOnce) {
+  if (!device().caps().float64) GTEST_SKIP() << "device without f64";
+  // Nx's rounding of a value to t, and t's value of bits h (ref/elementwise's conversions).
+  auto round_to = [](DType t, long double v) {
+    ref::Bytes b(2);
+    ref::write_value(t, ref::Value{true, 0, static_cast<double>(v)}, b, 0);
+    uint16_t h;
+    std::memcpy(&h, b.data(), 2);
+    return h;
+  };
+  auto value_of = [](DType t, uint16_t h) -> long double {
+    ref::Bytes b(2);
+    std::memcpy(b.data(), &h, 2);
+    return ref::read_value(t, b, 0).f;
+  };
+  auto tensor = [&](DType t, const std::vector<uint16_t>& bits) {
+    return from_binary(device(), t, {int64_t(bits.size())}, std::as_bytes(std::span(bits)));
+  };
+  auto bits_of = [](const Tensor& t) {
+    auto bytes = to_binary(t);
+    std::vector<uint16_t> h(bytes.size() / 2);
+    std::memcpy(h.data(), bytes.data(), bytes.size());
+    return h;
+  };
+  auto is_nan = [](DType t, uint16_t h) {
+    return t == DType::F16 ? (h & 0x7fff) > 0x7c00 : (h & 0x7fff) > 0x7f80;
+  };
+  std::vector<uint16_t> every(65536);
+  for (uint32_t i = 0; i < every.size(); ++i) every[i] = static_cast<uint16_t>(i);
+  std::mt19937 rng(seed());
+  for (DType t : {DType::F16, DType::BF16}) {
+    // Pairs: random bits, and moderate magnitudes (where pow and atan2 mostly settle fast).
+    std::vector<uint16_t> pa, pb;
+    const uint16_t moderate = t == DType::F16 ? 0x3c00 : 0x3f80;  // 1.0
+    for (int k = 0; k < 1 << 17; ++k) {
+      const bool near_one = k % 2 == 0;
+      pa.push_back(static_cast<uint16_t>(near_one ? moderate - 0x800 + rng() % 0x1000 : rng()));
+      pb.push_back(static_cast<uint16_t>(near_one ? (rng() % 0x1000 + moderate - 0x800) ^ (rng() % 2 << 15) : rng()));
+    }
+    // Exact f16 halfway points: m^2 2^2j for the odd m whose square has 12 bits (63^2 = 3969),
+    // m^3 for 13 and 15; the fast path must leave them to the accurate function (round to even).
+    for (int m : {47, 49, 51, 53, 55, 57, 59, 61, 63, 13, 15})
+      for (int j = -10; j <= 1; ++j) {
+        pa.push_back(round_to(t, std::ldexp(m, m > 15 ? j : j / 2))), pb.push_back(round_to(t, m > 15 ? 2 : 3));
+        pa.push_back(round_to(t, -std::ldexp(m, m > 15 ? j : j / 2))), pb.push_back(pb.back());
+      }
+    for (const auto& f : mathref::math_functions()) {
+      const bool binary = f.arity == 2;
+      const std::vector<uint16_t>& x = binary ? pa : every;
+      Tensor out = binary ? nxvk::binary(*parse_binary_op(f.name), tensor(t, pa), tensor(t, pb), t, {int64_t(pa.size())})
+                          : unary(*parse_unary_op(f.name), tensor(t, every), t);
+      auto got = bits_of(out);
+      size_t bad = 0;
+      for (size_t i = 0; i < x.size(); ++i) {
+        const long double want_v = f.ref(value_of(t, x[i]), binary ? value_of(t, pb[i]) : 0.0L);
+        const uint16_t want = round_to(t, want_v);
+        if (got[i] == want || (is_nan(t, want) && is_nan(t, got[i]))) continue;
+        if (bad++ < 5)
+          ADD_FAILURE() << f.name << " " << type_name(t) << std::hex << "(0x" << x[i]
+                        << (binary ? ", 0x" + std::to_string(pb[i]) : std::string()) << "): 0x" << got[i] << ", want 0x"
+                        << want;
+      }
+      EXPECT_EQ(bad, 0u) << f.name << " " << type_name(t) << ": " << bad << " of " << x.size();
+    }
+  }
+}
+
 // The fast f32 path gives the accurate function's bits (it rounds directly only where the
 // rounding is unambiguous): on the edge-case mix and a dense random sample.
 TEST_P(MathTest, F32FastPathEqualsAccurate) {

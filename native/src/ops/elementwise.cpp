@@ -133,6 +133,41 @@ std::string from_word(DType t, const std::string& w) {
   return w;
 }
 
+// The list of what a second kernel settles: a count, then indices (elements, or words of packed
+// outputs); an index past the capacity is not stored, and the second kernel then settles every
+// one instead (a count above the capacity says so).
+std::string slow_list(size_t inputs) {
+  return "layout(std430, binding = " + std::to_string(table_binding(inputs) + 1) +
+         ") buffer NxSlow_t { uint count; uint index[]; } nx_slow;\n"
+         "void nx_defer(uint i) {\n  uint slot = atomicAdd(nx_slow.count, 1u);\n"
+         "  if (slot < uint(nx_slow.index.length())) nx_slow.index[slot] = i;\n}\n";
+}
+
+// main() for packed outputs (f16, bf16, 8-bit and 16-bit integers: 32 / bits elements per word)
+// with a deferring body (the math fast paths): a word with an unsettled lane is listed, and the
+// second kernel (*second) recomputes that whole word, settling its lanes, and writes it again, so
+// no two invocations write halves of one word. `lane` loads the operands of element i.
+std::string packed_main(DType out_type, const Body& body, const std::string& lane, size_t inputs,
+                        std::string* second) {
+  const std::string per = std::to_string(32 / type_info(out_type).bits) + "u";
+  const std::string store = gen::store_value(out_type, "v", body.v_type);
+  auto word_loop = [&](const std::string& statements) {
+    return "    uint packed = 0u;\n    [[unroll]] for (uint e = 0u; e < " + per + "; ++e) {\n      uint i = word * " + per +
+           " + e;\n      if (i >= pc.n) break;\n      " + lane + "\n      " + statements + "\n      packed |= " + store +
+           " << " + gen::packed_shift(out_type, "e") + ";\n    }\n    dst.w[word] = packed;\n";
+  };
+  const std::string words = "  uint words = (pc.n + " + per + " - 1u) / " + per + ";\n";
+  *second = slow_list(inputs) + "void main() {\n  " + body.setup + "\n" + words +
+            "  uint listed = nx_slow.count;\n  bool every = listed > uint(nx_slow.index.length());\n"
+            "  uint m = every ? words : listed;\n"
+            "  for (uint k = gl_GlobalInvocationID.x; k < m; k += grid_stride()) {\n"
+            "    uint word = every ? k : nx_slow.index[k];\n" +
+            word_loop(settled(body)) + "  }\n}\n";
+  return slow_list(inputs) + "void main() {\n  " + body.setup + "\n" + words +
+         "  for (uint word = gl_GlobalInvocationID.x; word < words; word += grid_stride()) {\n    bool any_slow = false;\n" +
+         word_loop(body.statements + " any_slow = any_slow || slow;") + "    if (any_slow) nx_defer(word);\n  }\n}\n";
+}
+
 // main() for 32-bit outputs: each invocation computes four consecutive elements, reading
 // same-shape 32-bit operands and writing the output as one 16-byte vector (a warp then moves
 // 512 contiguous bytes per access, which the scalar loop cannot keep in flight), a rank-2
@@ -210,13 +245,7 @@ std::string vector_main(const std::vector<const Tensor*>& inputs, const std::vec
   // rolled loop; operands stepped per lane (step) cannot be re-read, so those settle in place.
   const bool defer = !body.slow.empty() && step.empty();
   if (!defer) second = nullptr;
-  // The list: a count, then indices; an index past the capacity is not stored, and the second
-  // kernel then settles every element instead (a count above the capacity says so).
-  const std::string list = !second ? std::string()
-                                   : "layout(std430, binding = " + std::to_string(table_binding(inputs.size()) + 1) +
-                                         ") buffer NxSlow_t { uint count; uint index[]; } nx_slow;\n"
-                                         "void nx_defer(uint i) {\n  uint slot = atomicAdd(nx_slow.count, 1u);\n"
-                                         "  if (slot < uint(nx_slow.index.length())) nx_slow.index[slot] = i;\n}\n";
+  const std::string list = !second ? std::string() : slow_list(inputs.size());
   const std::string store = gen::store_value(out_type, "v", body.v_type);
   // Lanes by selects, not by dynamic indexing (which a loop left rolled would put in memory).
   std::string s = list + decls +
@@ -327,8 +356,13 @@ Tensor run(const std::string& label, const std::vector<const Tensor*>& inputs, D
     // 132 SMs holds 8 workgroups) and gained 2-3 for erfc and sigmoid (docs/BENCHMARKS.md).
     if (!body.setup.empty()) invocations = std::min<uint64_t>(invocations, (uint64_t(n) + 15) / 16);
   } else {
-    if (!body.setup.empty()) fail(ErrorKind::Internal, label + ": a body with setup needs a 32-bit output");
-    src += gen::elementwise_main(out_type, "dst", index_decls + loads + "\n      " + settled(body), body.v_type);
+    if (!body.slow.empty() && settle_in_second_kernel())
+      src += packed_main(out_type, body, index_decls + loads, inputs.size(), &second);
+    else
+      src += gen::elementwise_main(out_type, "dst", index_decls + loads + "\n      " + settled(body), body.v_type,
+                                   true, body.setup);
+    // As above: each invocation covers at least 16 elements where a workgroup reads a table.
+    if (!body.setup.empty()) invocations = std::min<uint64_t>(invocations, (uint64_t(n) + 15) / 16);
   }
   views.push_back({out.buffer});
   views.push_back(device.params(params.data(), params.size() * sizeof(uint32_t)));

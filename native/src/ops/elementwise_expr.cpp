@@ -362,6 +362,9 @@ std::string float_arith(BinaryOp op, const std::string& ft, const std::string& x
 
 // Every value of the type is an f32 value (f16, bf16, f32, integers of at most 16 bits).
 bool f32_exact(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16 || type_info(t).bits <= 16; }
+// Float types whose values a kernel holds in a float (value_type "float"): also the result
+// formats the plain-double math fast paths round to (math_fast_f32_glsl's `out`).
+bool held_in_f32(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 std::string to_f32(const Capabilities& caps, DType t, const std::string& x) { return gen::convert(caps, t, DType::F32, x); }
 
 // The integer type's values are not all exact in the float compute type.
@@ -498,7 +501,7 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
     body.statements += " " + gen::math_special_f32(name, "a", "b");
     return body;
   }
-  if (caps.float64 && out == DType::F32 && f32_exact(ta) && f32_exact(tb) && gen::has_math_fast_f32(name)) {
+  if (caps.float64 && held_in_f32(out) && f32_exact(ta) && f32_exact(tb) && gen::has_math_fast_f32(name)) {
     // As unary_body's fast path: f32 operands, subnormals flushed, to the plain-double fast path
     // (which leaves zero and subnormal operands unsettled); the accurate function, the operands
     // widened exactly, for the lanes it leaves.
@@ -507,8 +510,8 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
                   "_fast_f32(double(nx_ftz_f32(fa)), double(nx_ftz_f32(fb)), v); " +
                   gen::math_special_f32(name, "fa", "fb"),
               "float"};
-    body.functions = gen::math_fast_f32_glsl(kBinaryTableBinding);
-    body.slow = "v = nx_double_to_float(nx_" + name + "(nx_f32_to_f64(fa), nx_f32_to_f64(fb)));";
+    body.functions = gen::math_fast_f32_glsl(kBinaryTableBinding, out);
+    body.slow = "v = nx_round_out(nx_" + name + "(nx_f32_to_f64(fa), nx_f32_to_f64(fb)));";
     body.setup = gen::math_fast_f32_setup(name);
     body.table = gen::math_fast_f32_table(name);
     return body;
@@ -638,7 +641,7 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
     const bool fast_mode = t == DType::F32 && out == DType::F32 && gen::f32_math_fast(name);
     // Every f32 body below settles the inputs with fixed results (NaN, zeros, infinities, outside
     // the domain) where its fast path leaves them: gen::math_special_f32.
-    const std::string special = t == DType::F32 ? gen::math_special_f32(name) : std::string();
+    const std::string special = held_in_f32(t) ? gen::math_special_f32(name) : std::string();
     if (fast_mode && gen::has_math_ulp1_f32(name)) {
       Body body = ulp1_body(caps, name, "a", kUnaryTableBinding,
                             caps.float64 ? "v = nx_double_to_float(nx_" + name + "(" + to_compute(caps, t, "a") + "));"
@@ -665,19 +668,20 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
       body.without_f64 = settles_all;
       return body;
     }
-    if (caps.float64 && out == DType::F32 && gen::has_math_fast_f32(name)) {
+    if (caps.float64 && held_in_f32(out) && gen::has_math_fast_f32(name)) {
       // The fast path per lane; the accurate function (large: dd, or glibc's code for sigmoid)
-      // only for the lanes it leaves unsettled. An f32 input reaches the fast path with f32
-      // subnormals flushed to zero (nx_ftz_f32: what NVIDIA's double(a) does, made the same on
+      // only for the lanes it leaves unsettled. An input held in f32 reaches the fast path with
+      // f32 subnormals flushed to zero (nx_ftz_f32: what NVIDIA's double(a) does, made the same on
       // every device), which leaves every fast function's result right: f(0) is then either
       // f(subnormal) rounded (exp, cos, cosh, erfc: 1) or not a normal f32, which the fast path
-      // leaves unsettled, and the accurate function widens the input exactly.
+      // leaves unsettled, and the accurate function widens the input exactly. f16 and bf16
+      // results round the same approximation to their format (math_fast_f32_glsl's `out`).
       const std::string exact = to_compute(caps, t, "a");
-      const std::string widen = t == DType::F32 ? "double(nx_ftz_f32(a))" : exact;
+      const std::string widen = held_in_f32(t) ? "double(nx_ftz_f32(a))" : exact;
       Body body{"double fx = " + widen + "; float v; bool slow = !nx_" + name + "_fast_f32(fx, v); " + special,
                 "float"};
-      body.functions = gen::math_fast_f32_glsl(kUnaryTableBinding);
-      body.slow = "v = nx_double_to_float(nx_" + name + "(" + exact + "));";
+      body.functions = gen::math_fast_f32_glsl(kUnaryTableBinding, out);
+      body.slow = "v = nx_round_out(nx_" + name + "(" + exact + "));";
       body.setup = gen::math_fast_f32_setup(name);
       body.table = gen::math_fast_f32_table(name);
       return body;

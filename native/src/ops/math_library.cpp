@@ -67,16 +67,19 @@ bool math_f64_is_glibc(const std::string& name) {
 
 bool has_math_fast_f32(const std::string& name) { return fast_f32_function(name) != nullptr; }
 
-std::string math_fast_f32_glsl(uint32_t table_binding) {
+std::string math_fast_f32_glsl(uint32_t table_binding, DType out) {
+  if (out != DType::F32 && out != DType::F16 && out != DType::BF16)
+    fail(ErrorKind::Internal, std::string("math_fast_f32_glsl: no fast path to ") + type_name(out));
   // nx_NAME_to_f32(x): the fast path with the accurate function as its fallback (the tests' f32
   // reference; the op library's kernels defer the fallback instead).
   std::string s = "layout(std430, binding = " + std::to_string(table_binding) +
-                  ") readonly buffer NxFastTable_t { uint w[]; } nx_fast_table;\n" + kMathFastF32;
+                  ") readonly buffer NxFastTable_t { uint w[]; } nx_fast_table;\n" +
+                  (out == DType::F16 ? kRoundOutF16 : kRoundOutF32) + kMathFastF32;
   for (const FastF32Function& f : kMathFastF32Functions) {
     const std::string n = f.name;
     const std::string params = f.arity == 2 ? "double x, double y" : "double x", args = f.arity == 2 ? "x, y" : "x";
     s += "float nx_" + n + "_to_f32(" + params + ") {\n  float r;\n  return nx_" + n + "_fast_f32(" + args +
-         ", r) ? r : nx_double_to_float(nx_" + n + "(" + args + "));\n}\n";
+         ", r) ? r : nx_round_out(nx_" + n + "(" + args + "));\n}\n";
   }
   return s;
 }

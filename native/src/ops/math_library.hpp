@@ -38,6 +38,7 @@
 #include <string>
 
 #include "nxvk/capabilities.hpp"
+#include "nxvk/types.hpp"
 
 namespace nxvk::gen {
 
@@ -53,7 +54,9 @@ bool has_math_fast_f32(const std::string& name);
 // Whether the f64 path of `name` is a port of glibc's code (sigmoid, rsqrt, acosh, atanh, sinh,
 // erfc: math_glibc.inc), which f32 results fall back to.
 bool math_f64_is_glibc(const std::string& name);
-std::string math_fast_f32_glsl(uint32_t table_binding);
+// `out`: the result's format, f32, f16 or bf16 (the rounding test and the fallback's rounding:
+// nx_round_fast, nx_round_out; f16 rounds the f64 value directly, as Nx.BinaryBackend does).
+std::string math_fast_f32_glsl(uint32_t table_binding, DType out = DType::F32);
 std::string math_fast_f32_setup(const std::string& name);
 std::span<const uint32_t> math_fast_f32_table(const std::string& name);
 // Whether NAME has nx_NAME_ff_f32; their GLSL (reading buffer `table_binding`), the statements
