@@ -197,6 +197,9 @@ int main(int argc, char** argv) {
     for (const auto& [label, t] : {std::pair<const char*, const Tensor*>{"f16", &a16}, {"bf16", &abf16}})
       for (UnaryOp op : {UnaryOp::exp, UnaryOp::sigmoid, UnaryOp::tanh, UnaryOp::erf})
         run(std::string(op_name(op)) + " " + label, b4, [&, op, t] { (void)unary(op, *t, t->type); });
+    Tensor b16 = as_type(b, DType::F16);
+    run("add f16 same shape", 1.5 * b4, [&] { (void)binary(BinaryOp::add, a16, b16, DType::F16, a.shape); });
+    run("divide f16 same shape", 1.5 * b4, [&] { (void)binary(BinaryOp::divide, a16, b16, DType::F16, a.shape); });
     run("add f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::add, a, b, DType::F32, a.shape); });
     run("multiply f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::multiply, a, b, DType::F32, a.shape); });
     run("divide f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::divide, a, b, DType::F32, a.shape); });

@@ -362,6 +362,16 @@ std::string float_arith(BinaryOp op, const std::string& ft, const std::string& x
 
 // Every value of the type is an f32 value (f16, bf16, f32, integers of at most 16 bits).
 bool f32_exact(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16 || type_info(t).bits <= 16; }
+// Whether add, subtract, multiply, divide, max and min computed in f32 and rounded (or, for bf16,
+// truncated as Nx writes it) to `out` give the bits of rounding the exact result once, as Nx
+// does (it computes in f64): f32 and bf16 outputs of f32 values (53 >= 2*24 + 2: the f64
+// result's f32 rounding is the exact one's); f16 outputs where both operands have at most 11
+// significant bits (24 >= 2*11 + 2: rounding twice is then innocuous, Figueroa 1995).
+bool f32_arith_rounds_once(DType out, DType ta, DType tb) {
+  if (out == DType::F32 || out == DType::BF16) return f32_exact(ta) && f32_exact(tb);
+  auto half_precise = [](DType t) { return t == DType::F16 || t == DType::BF16 || type_info(t).bits <= 8; };
+  return out == DType::F16 && half_precise(ta) && half_precise(tb);
+}
 // Float types whose values a kernel holds in a float (value_type "float"): also the result
 // formats the plain-double math fast paths round to (math_fast_f32_glsl's `out`).
 bool held_in_f32(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
@@ -479,9 +489,11 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
   const bool wide_arith = !caps.float64 && (wide_int(caps, ta) || wide_int(caps, tb)) &&
                           (op == BinaryOp::add || op == BinaryOp::subtract || op == BinaryOp::multiply ||
                            op == BinaryOp::divide);
-  if (out == DType::F32 && op == BinaryOp::divide && (caps.float64 ? f32_exact(ta) && f32_exact(tb) : !wide_arith)) {
+  if (op == BinaryOp::divide &&
+      (caps.float64 ? f32_arith_rounds_once(out, ta, tb) : out == DType::F32 && !wide_arith)) {
     // Both operands are exact f32 values: divide in f32 (kDivideF32), the same bits as rounding
-    // the exact quotient once. Out of its range: the f64 path, or nx_div_f32 without f64.
+    // the exact quotient once (f16 and bf16 outputs: f32_arith_rounds_once). Out of its range:
+    // the f64 path, or nx_div_f32 without f64.
     // With f64 the rare fallback is a slow statement: kernels run it once, after the lanes.
     const std::string fa = to_f32(caps, ta, "a"), fb = to_f32(caps, tb, "b");
     Body body{"float fa = " + fa + "; float fb = " + fb + "; float v" +
@@ -516,10 +528,10 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
     body.table = gen::math_fast_f32_table(name);
     return body;
   }
-  if (caps.float64 && out == DType::F32 && f32_exact(ta) && f32_exact(tb) && !float_arith(op, "float", "", "").empty()) {
+  if (caps.float64 && f32_arith_rounds_once(out, ta, tb) && !float_arith(op, "float", "", "").empty()) {
     // Both operands are exact f32 values: f32 add/sub/mul are correctly rounded (Vulkan), and
     // rounding through f64 first would give the same bits (53 >= 2*24 + 2), so compute in f32,
-    // by the helpers that keep subnormals.
+    // by the helpers that keep subnormals (f16 and bf16 outputs: f32_arith_rounds_once).
     const std::string fa = to_f32(caps, ta, "a"), fb = to_f32(caps, tb, "b");
     return {"float fa = " + fa + "; float fb = " + fb + "; float v = " + float_arith(op, "float", "fa", "fb") + ";", "float"};
   }
