@@ -48,6 +48,37 @@ TEST_F(OpsCast, AsTypePastOneDispatch) {
   EXPECT_EQ(compare_bytes(DType::U8, to_binary(y), ref::as_type(DType::S16, in, DType::U8)), "");
 }
 
+// f16 <-> f32 (nx_half_to_float, nx_float_to_half: selects, and f32 rounding by the adder below
+// 2^-14): every f16 value to f32 and back (NaN canonical), and f32 values at and next to every rounding case: the
+// 13 dropped bits at, just below and just above the halfway point for every f16 significand and
+// exponent (and beyond the range: overflow to inf), and (k + 1/2) 2^-24 and its neighbours for
+// every subnormal k, against the reference's conversions.
+TEST_F(OpsCast, F16ConversionsAtEveryRoundingCase) {
+  ref::Bytes halves(2 * 65536);
+  for (uint32_t h = 0; h < 65536; ++h) std::memcpy(&halves[2 * h], &h, 2);
+  Tensor wide = as_type(upload(device(), DType::F16, {65536}, halves), DType::F32);
+  EXPECT_EQ(compare_bytes(DType::F32, to_binary(wide), ref::as_type(DType::F16, halves, DType::F32)), "");
+  EXPECT_EQ(compare_bytes(DType::F16, to_binary(as_type(wide, DType::F16)),
+                          ref::as_type(DType::F32, to_binary(wide), DType::F16)),
+            "");
+  std::vector<uint32_t> bits;
+  for (uint32_t sign : {0u, 0x80000000u}) {
+    for (uint32_t hi = 0x33000000u >> 13; hi <= 0x47800000u >> 13; ++hi)
+      for (uint32_t lo : {0x0u, 0x1u, 0xfffu, 0x1000u, 0x1001u, 0x1fffu}) bits.push_back(sign | hi << 13 | lo);
+    for (uint32_t k = 0; k < 1024; ++k) {
+      float mid = (float(k) + 0.5f) * 0x1p-24f;
+      uint32_t m;
+      std::memcpy(&m, &mid, 4);
+      for (uint32_t v : {m - 1, m, m + 1}) bits.push_back(sign | v);
+    }
+    for (uint32_t v : {0x00000001u, 0x007fffffu, 0x7f800000u, 0x7fc00000u, 0x7f7fffffu}) bits.push_back(sign | v);
+  }
+  ref::Bytes f32(4 * bits.size());
+  std::memcpy(f32.data(), bits.data(), f32.size());
+  Tensor narrow = as_type(upload(device(), DType::F32, {int64_t(bits.size())}, f32), DType::F16);
+  EXPECT_EQ(compare_bytes(DType::F16, to_binary(narrow), ref::as_type(DType::F32, f32, DType::F16)), "");
+}
+
 TEST_F(OpsCast, BitcastKeepsBitsAndChecksWidths) {
   ref::Bytes in = random_data(DType::F32, 13, rng());
   Tensor y = bitcast(upload(device(), DType::F32, {13}, in), DType::S32);
