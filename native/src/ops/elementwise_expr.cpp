@@ -651,8 +651,9 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
     if (!is_float(out)) bad(name, std::string("the output type must be a float type, got ") + type_name(out));
     // NX_VULKAN_F32_MATH is read (and checked) for every f32 math function.
     const bool fast_mode = t == DType::F32 && out == DType::F32 && gen::f32_math_fast(name);
-    // Every f32 body below settles the inputs with fixed results (NaN, zeros, infinities, outside
-    // the domain) where its fast path leaves them: gen::math_special_f32.
+    // Every body below whose input is held in f32 (f32, f16, bf16) settles the inputs with fixed
+    // results (NaN, zeros, infinities, outside the domain) where its fast path leaves them:
+    // gen::math_special_f32.
     const std::string special = held_in_f32(t) ? gen::math_special_f32(name) : std::string();
     if (fast_mode && gen::has_math_ulp1_f32(name)) {
       Body body = ulp1_body(caps, name, "a", kUnaryTableBinding,
