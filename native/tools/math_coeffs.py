@@ -77,6 +77,33 @@ def f32(v):
         return +mp.mpf(v)
 
 
+def horner_dd2_f32(name, coeffs):
+    # f32: c0 + z (c1 + z R(z)) with c0 and c1 as hi + lo and both last steps in dd (TwoSum and
+    # Dekker's product inlined: the library's helpers come after these). With only c0 in dd the
+    # f32 rounding errors of z (c1 + ...), up to a third of the value at |z| = 1 (erfc's [2, 4)
+    # piece), reached 1.15 ulp of erfc on f32-only devices.
+    h0, l0 = hilo(coeffs[0], 24)
+    h1, l1 = hilo(coeffs[1], 24)
+    expr = lit(coeffs[-1], False)
+    for c in reversed(coeffs[2:-1]):
+        expr = "%s + z * (%s)" % (lit(c, False), expr)
+    L = lambda v: lit(v, False)
+    return ("float %s_dd_f32(float z, out float lo) {\n"
+            "  precise float u = z * (%s);\n"
+            "  precise float v = %s + u;\n"
+            "  precise float vb = v - %s;\n"
+            "  precise float ve = ((%s - (v - vb)) + (u - vb)) + %s;\n"
+            "  precise float zs = z * 4097.0, vs = v * 4097.0;\n"
+            "  precise float zh = zs - (zs - z), vh = vs - (vs - v);\n"
+            "  precise float zl = z - zh, vl = v - vh;\n"
+            "  precise float w = z * v;\n"
+            "  precise float we = ((((zh * vh - w) + zh * vl) + zl * vh) + zl * vl) + z * ve;\n"
+            "  precise float s = %s + w;\n"
+            "  precise float sb = s - %s;\n"
+            "  precise float e = ((%s - (s - sb)) + (w - sb)) + (we + %s);\n"
+            "  lo = e;\n  return s;\n}\n") % (name, expr, L(h1), L(h1), L(h1), L(l1), L(h0), L(h0), L(h0), L(l0))
+
+
 def fit(f, a, b, n):
     c, err = mp.chebyfit(f, [a, b], n, error=True)
     return list(reversed(c)), err
@@ -377,7 +404,7 @@ for nm, vd, vf in consts:
 for nm, (cd, cf) in polys.items():
     print(horner(nm, cf, False), end="")
     if nm in DD:
-        print(horner_dd(nm, cf, False), end="")
+        print(horner_dd2_f32(nm, cf), end="")
 print(')GLSL";')
 print('constexpr const char* kMathCoeffsUlp1F32 = R"GLSL(')
 for nm, c in ulp1_polys.items():
