@@ -339,7 +339,9 @@ TEST_F(OpsElementwise, HalfArithmeticRoundsOnce) {
     const ref::Bytes a = random_data(ta, n, rng(), ta == DType::F32), b = random_data(tb, n, rng(), tb == DType::F32);
     for (BinaryOp op : {BinaryOp::add, BinaryOp::subtract, BinaryOp::multiply, BinaryOp::divide, BinaryOp::max,
                         BinaryOp::min}) {
-      Tensor y = binary(op, upload(device(), ta, {n}, a), upload(device(), tb, {n}, b), out, {n});
+      Tensor xa = upload(device(), ta, {n}, a), xb = upload(device(), tb, {n}, b);
+      poison_next(device(), n * type_bytes(out));
+      Tensor y = binary(op, xa, xb, out, {n});
       std::string diff = compare_bytes(out, to_binary(y), ref::binary(op, ta, a, {n}, tb, b, {n}, out, {n}));
       EXPECT_EQ(diff, "") << op_name(op) << " " << type_name(ta) << ", " << type_name(tb) << " -> " << type_name(out);
     }

@@ -319,6 +319,7 @@ TEST_F(DeviceTest, MathF16AndBf16ResultsAreRoundedOnce) {
       for (const auto& f : mathref::math_functions()) {
         const bool binary = f.arity == 2;
         const std::vector<uint16_t>& x = binary ? pa : every;
+        poison_next(device(), 2 * x.size());  // an element the kernels leave unwritten fails
         Tensor out = binary ? nxvk::binary(*parse_binary_op(f.name), tensor(t, pa), tensor(t, pb), t,
                                            {int64_t(pa.size())})
                             : unary(*parse_unary_op(f.name), tensor(t, every), t);
