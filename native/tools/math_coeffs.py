@@ -54,23 +54,19 @@ def horner_fma_f32(name, coeffs):
     for c in reversed(coeffs[:-1]):
         body += "  p = fma(p, z, %s);\n" % lit(c, False)
     return "float %s(float z) {\n%s  return p;\n}\n" % (name, body)
-def horner_dd(name, coeffs, dbl):
-    # c0 as hi + lo and the last step in dd (TwoSum inlined): the leading term's rounding would
-    # otherwise cost up to half an ulp before the caller's own rounding.
-    t = "double" if dbl else "float"
-    sfx = "" if dbl else "_f32"
-    bits = 53 if dbl else 24
-    h, l = hilo(coeffs[0], bits)
-    expr = lit(coeffs[-1], dbl)
+def horner_dd_f64(name, coeffs):
+    # f64: c0 as hi + lo and the last step in dd (TwoSum inlined): the leading term's rounding would
+    # otherwise cost up to half an ulp before the caller's own rounding. (f32: horner_dd2_f32.)
+    h, l = hilo(coeffs[0], 53)
+    expr = lit(coeffs[-1], True)
     for c in reversed(coeffs[1:-1]):
-        expr = "%s + z * (%s)" % (lit(c, dbl), expr)
-    return ("%s %s_dd%s(%s z, out %s lo) {\n"
-            "  precise %s p = z * (%s);\n"
-            "  precise %s s = %s + p;\n"
-            "  precise %s bb = s - %s;\n"
-            "  precise %s e = ((%s - (s - bb)) + (p - bb)) + %s;\n"
-            "  lo = e;\n  return s;\n}\n") % (t, name, sfx, t, t, t, expr, t, lit(h, dbl), t, lit(h, dbl), t, lit(h, dbl), lit(l, dbl))
-
+        expr = "%s + z * (%s)" % (lit(c, True), expr)
+    return ("double %s_dd(double z, out double lo) {\n"
+            "  precise double p = z * (%s);\n"
+            "  precise double s = %s + p;\n"
+            "  precise double bb = s - %s;\n"
+            "  precise double e = ((%s - (s - bb)) + (p - bb)) + %s;\n"
+            "  lo = e;\n  return s;\n}\n") % (name, expr, lit(h, True), lit(h, True), lit(h, True), lit(l, True))
 
 def f32(v):
     with mp.workprec(24):
@@ -394,7 +390,7 @@ for nm, vd, vf in consts:
 for nm, (cd, cf) in polys.items():
     print(horner(nm, cd, True), end="")
     if nm in DD:
-        print(horner_dd(nm, cd, True), end="")
+        print(horner_dd_f64(nm, cd), end="")
 for nm, cd in fast_polys.items():
     print(horner_fma(nm, cd), end="")
 print(')GLSL";')
