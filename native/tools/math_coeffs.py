@@ -414,11 +414,6 @@ print(')GLSL";')
 # three parts, L1 of 10 bits (k has at most 14, so k L1 is exact), L2 and L3 the f32 rests (k L2
 # is taken exactly by nx_ff_two_prod), and the table 2^(j/64) as the nearest f32 and the f32 rest
 # (relative error 2^-48).
-def f32(v):
-    with mp.workprec(24):
-        return +mp.mpf(v)
-
-
 def f32_bits(v):
     import struct
     return struct.unpack("<I", struct.pack("<f", float(v)))[0]
