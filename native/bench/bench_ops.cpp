@@ -200,6 +200,8 @@ int main(int argc, char** argv) {
     Tensor b16 = as_type(b, DType::F16);
     run("add f16 same shape", 1.5 * b4, [&] { (void)binary(BinaryOp::add, a16, b16, DType::F16, a.shape); });
     run("divide f16 same shape", 1.5 * b4, [&] { (void)binary(BinaryOp::divide, a16, b16, DType::F16, a.shape); });
+    // A comparison writes u8 (four elements per word): two f32 reads and a byte per element.
+    run("greater f32 same shape", 2.25 * b4, [&] { (void)binary(BinaryOp::greater, a, b, DType::U8, a.shape); });
     run("add f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::add, a, b, DType::F32, a.shape); });
     run("multiply f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::multiply, a, b, DType::F32, a.shape); });
     run("divide f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::divide, a, b, DType::F32, a.shape); });

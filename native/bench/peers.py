@@ -56,6 +56,7 @@ CASES = [
     ("erf bf16", 1, "erf", "abf16"),
     ("add f16 same shape", 1.5, "add", "a16 b16"),
     ("divide f16 same shape", 1.5, "divide", "a16 b16"),
+    ("greater f32 same shape", 2.25, "greater", "a b"),  # a bool (one byte) per element
     ("add f32 same shape", 3, "add", "a b"),
     ("multiply f32 same shape", 3, "multiply", "a b"),
     ("divide f32 same shape", 3, "divide", "a b"),
@@ -105,7 +106,7 @@ def bench_torch(n, cols, reps, iters, only):
            "asin": torch.asin, "acos": torch.acos, "atan": torch.atan, "asinh": torch.asinh, "acosh": torch.acosh,
            "atanh": torch.atanh, "rsqrt": torch.rsqrt, "erf_inv": torch.erfinv, "pow": torch.pow,
            "atan2": torch.atan2, "add": torch.add, "multiply": torch.mul, "divide": torch.div,
-           "max": torch.maximum, "sum": torch.sum, "sum1": lambda x: x.sum(1), "sum0": lambda x: x.sum(0)}
+           "max": torch.maximum, "greater": torch.gt, "sum": torch.sum, "sum1": lambda x: x.sum(1), "sum0": lambda x: x.sum(0)}
 
     def time_calls(fn, args, iters):  # CUDA events around the calls
         fn(*args)
@@ -145,7 +146,7 @@ def bench_jax(n, cols, reps, iters, only):
              "asinh": jnp.arcsinh, "acosh": jnp.arccosh, "atanh": jnp.arctanh, "rsqrt": jax.lax.rsqrt,
              "cbrt": jnp.cbrt, "erf_inv": jax.scipy.special.erfinv, "pow": jnp.power, "atan2": jnp.arctan2,
              "add": jnp.add,
-             "multiply": jnp.multiply, "divide": jnp.divide, "max": jnp.maximum, "sum": jnp.sum,
+             "multiply": jnp.multiply, "divide": jnp.divide, "max": jnp.maximum, "greater": jnp.greater, "sum": jnp.sum,
              "sum1": lambda x: jnp.sum(x, 1), "sum0": lambda x: jnp.sum(x, 0)}
     ops = {k: jax.jit(f) for k, f in plain.items()}
 
