@@ -406,6 +406,43 @@ Body ulp1_body(const Capabilities& caps, const std::string& name, const std::str
   return body;
 }
 
+// f16 results of the math functions from the fast f32 functions (nx_NAME_ulp1_f32, each within
+// 1.5 f32 ulps of the exact value: docs/CAPABILITIES.md), in f32 arithmetic, where f32 results'
+// fast paths take f64 (1/2 of the f32 rate on Hopper, 1/32 or 1/64 on most other GPUs). f16 keeps
+// 11 bits of the 24: rounding the f32 value y to f16 gives the exact value's rounding (and the
+// accurate f64 function's, whose bits Nx writes) wherever no f16 halfway point lies within one
+// f32 ulp of y (both are f32 values, so one between y and the exact value would be at most an ulp
+// from y). nx_f16_settles tests that on the bits rounding drops (13 in f16's normal range, up to
+// 25 in its subnormal one; from 2^-26 down y rounds to zero, from 2^16 up to inf). The few
+// results it leaves (about 3 in 8192) and operands that are zero or f32 subnormals (which a
+// device may flush inside the f32 code) take the accurate f64 function, rounded to f16 directly.
+// Not for bf16: Nx truncates the f32 rounding there, so y could be a bf16 value whose f32
+// neighbour below is Nx's f32 rounding; every result that saturates at 1 or 0 would be left.
+constexpr const char* kF16Settles = R"GLSL(
+bool nx_f16_settles(float y) {
+  uint a = floatBitsToUint(y) & 0x7fffffffu;
+  if (a >= 0x47800000u) return a < 0x7f800000u;  // [2^16, inf) rounds to inf; inf and NaN left
+  uint e = a >> 23;
+  uint s = e >= 113u ? 13u : min(126u - e, 26u);  // the bits rounding to f16 drops (26: all)
+  uint halfway = 1u << (s - 1u);
+  uint d = ((a & 0x7fffffu) | 0x800000u) & ((halfway << 1) - 1u);
+  return d - halfway + 1u > 2u;  // not within an f32 ulp of the halfway point
+}
+bool nx_normal_operand_f32(float x) { return (floatBitsToUint(x) & 0x7f800000u) != 0u; }
+)GLSL";
+Body f16_ulp1_body(const Capabilities& caps, const std::string& name, const std::vector<std::string>& operands,
+                   uint32_t table_binding, const std::string& accurate) {
+  std::string args, normal;
+  for (const std::string& x : operands) {
+    args += (args.empty() ? "" : ", ") + x;
+    normal += "nx_normal_operand_f32(" + x + ") && ";
+  }
+  Body body = ulp1_body(caps, name, args, table_binding, "v = nx_half_to_float(nx_double_to_half(" + accurate + "));");
+  body.statements = "float v; bool slow = !(" + normal + "nx_" + name + "_ulp1_f32(" + args + ", v) && nx_f16_settles(v));";
+  body.functions += kF16Settles;
+  return body;
+}
+
 }  // namespace
 
 std::string helpers(const Capabilities& caps) {
@@ -511,6 +548,14 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
                           caps.float64 ? "v = nx_double_to_float(nx_" + name + "(nx_f32_to_f64(a), nx_f32_to_f64(b)));"
                                        : "v = nx_" + name + "_f32(a, b);");
     body.statements += " " + gen::math_special_f32(name, "a", "b");
+    return body;
+  }
+  if (caps.float64 && out == DType::F16 && f32_exact(ta) && f32_exact(tb) && gen::has_math_ulp1_f32(name)) {
+    // As unary_body's f16 results: the fast f32 function where its f16 rounding settles.
+    Body body = f16_ulp1_body(caps, name, {"fa", "fb"}, kBinaryTableBinding,
+                              "nx_" + name + "(nx_f32_to_f64(fa), nx_f32_to_f64(fb))");
+    body.statements = "float fa = " + to_f32(caps, ta, "a") + "; float fb = " + to_f32(caps, tb, "b") + "; " +
+                      body.statements + " " + gen::math_special_f32(name, "fa", "fb");
     return body;
   }
   if (caps.float64 && held_in_f32(out) && f32_exact(ta) && f32_exact(tb) && gen::has_math_fast_f32(name)) {
@@ -659,6 +704,11 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
       Body body = ulp1_body(caps, name, "a", kUnaryTableBinding,
                             caps.float64 ? "v = nx_double_to_float(nx_" + name + "(" + to_compute(caps, t, "a") + "));"
                                          : "v = nx_" + name + "_f32(a);");
+      body.statements += " " + special;
+      return body;
+    }
+    if (caps.float64 && out == DType::F16 && held_in_f32(t) && gen::has_math_ulp1_f32(name)) {
+      Body body = f16_ulp1_body(caps, name, {"a"}, kUnaryTableBinding, "nx_" + name + "(" + to_compute(caps, t, "a") + ")");
       body.statements += " " + special;
       return body;
     }
