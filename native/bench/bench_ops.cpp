@@ -197,6 +197,10 @@ int main(int argc, char** argv) {
     for (const auto& [label, t] : {std::pair<const char*, const Tensor*>{"f16", &a16}, {"bf16", &abf16}})
       for (UnaryOp op : {UnaryOp::exp, UnaryOp::sigmoid, UnaryOp::tanh, UnaryOp::erf})
         run(std::string(op_name(op)) + " " + label, b4, [&, op, t] { (void)unary(op, *t, t->type); });
+    // f16 moves and conversions without math: what the conversions alone cost.
+    run("negate f16", b4, [&] { (void)unary(UnaryOp::negate, a16, DType::F16); });
+    run("as_type f32 to f16", 1.5 * b4, [&] { (void)as_type(a, DType::F16); });
+    run("as_type f16 to f32", 1.5 * b4, [&] { (void)as_type(a16, DType::F32); });
     Tensor b16 = as_type(b, DType::F16);
     run("add f16 same shape", 1.5 * b4, [&] { (void)binary(BinaryOp::add, a16, b16, DType::F16, a.shape); });
     run("divide f16 same shape", 1.5 * b4, [&] { (void)binary(BinaryOp::divide, a16, b16, DType::F16, a.shape); });

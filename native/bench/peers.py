@@ -54,6 +54,9 @@ CASES = [
     ("sigmoid bf16", 1, "sigmoid", "abf16"),
     ("tanh bf16", 1, "tanh", "abf16"),
     ("erf bf16", 1, "erf", "abf16"),
+    ("negate f16", 1, "negate", "a16"),
+    ("as_type f32 to f16", 1.5, "to_f16", "a"),
+    ("as_type f16 to f32", 1.5, "to_f32", "a16"),
     ("add f16 same shape", 1.5, "add", "a16 b16"),
     ("divide f16 same shape", 1.5, "divide", "a16 b16"),
     ("greater f32 same shape", 2.25, "greater", "a b"),  # a bool (one byte) per element
@@ -106,7 +109,7 @@ def bench_torch(n, cols, reps, iters, only):
            "asin": torch.asin, "acos": torch.acos, "atan": torch.atan, "asinh": torch.asinh, "acosh": torch.acosh,
            "atanh": torch.atanh, "rsqrt": torch.rsqrt, "erf_inv": torch.erfinv, "pow": torch.pow,
            "atan2": torch.atan2, "add": torch.add, "multiply": torch.mul, "divide": torch.div,
-           "max": torch.maximum, "greater": torch.gt, "sum": torch.sum, "sum1": lambda x: x.sum(1), "sum0": lambda x: x.sum(0)}
+           "max": torch.maximum, "greater": torch.gt, "to_f16": lambda x: x.half(), "to_f32": lambda x: x.float(), "sum": torch.sum, "sum1": lambda x: x.sum(1), "sum0": lambda x: x.sum(0)}
 
     def time_calls(fn, args, iters):  # CUDA events around the calls
         fn(*args)
@@ -146,7 +149,8 @@ def bench_jax(n, cols, reps, iters, only):
              "asinh": jnp.arcsinh, "acosh": jnp.arccosh, "atanh": jnp.arctanh, "rsqrt": jax.lax.rsqrt,
              "cbrt": jnp.cbrt, "erf_inv": jax.scipy.special.erfinv, "pow": jnp.power, "atan2": jnp.arctan2,
              "add": jnp.add,
-             "multiply": jnp.multiply, "divide": jnp.divide, "max": jnp.maximum, "greater": jnp.greater, "sum": jnp.sum,
+             "multiply": jnp.multiply, "divide": jnp.divide, "max": jnp.maximum, "greater": jnp.greater,
+             "to_f16": lambda x: x.astype(jnp.float16), "to_f32": lambda x: x.astype(jnp.float32), "sum": jnp.sum,
              "sum1": lambda x: jnp.sum(x, 1), "sum0": lambda x: jnp.sum(x, 0)}
     ops = {k: jax.jit(f) for k, f in plain.items()}
 
