@@ -48,11 +48,11 @@ TEST_F(OpsCast, AsTypePastOneDispatch) {
   EXPECT_EQ(compare_bytes(DType::U8, to_binary(y), ref::as_type(DType::S16, in, DType::U8)), "");
 }
 
-// f16 <-> f32 (nx_half_to_float, nx_float_to_half: selects, and f32 rounding by the adder below
-// 2^-14): every f16 value to f32 and back (NaN canonical), and f32 values at and next to every rounding case: the
-// 13 dropped bits at, just below and just above the halfway point for every f16 significand and
-// exponent (and beyond the range: overflow to inf), and (k + 1/2) 2^-24 and its neighbours for
-// every subnormal k, against the reference's conversions.
+// f16 <-> f32 (nx_half_to_float, nx_float_to_half: straight-line integer code with selects):
+// every f16 value to f32 and back (NaN canonical), and f32 values at and next to every rounding
+// case: the 13 dropped bits at, just below and just above the halfway point for every f16
+// significand and exponent (and beyond the range: overflow to inf), and (k + 1/2) 2^-24 and its
+// neighbours for every subnormal k, against the reference's conversions.
 TEST_F(OpsCast, F16ConversionsAtEveryRoundingCase) {
   ref::Bytes halves(2 * 65536);
   for (uint32_t h = 0; h < 65536; ++h) std::memcpy(&halves[2 * h], &h, 2);

@@ -21,18 +21,21 @@ float nx_half_to_float(uint h) {
 float nx_bf16_to_float(uint b) { return uintBitsToFloat(b << 16); }
 
 
+// The bits rounding |x| (f32 bits a, below 2^16) to f16 drops from its significand with the
+// leading bit: 13 in f16's normal range, 126 - e below 2^-14 (its subnormals; from 24 on no bit
+// is kept), capped at 31, where a shift stays defined.
+uint nx_f16_dropped_bits(uint a) { return a < 0x38800000u ? min(126u - (a >> 23), 31u) : 13u; }
 uint nx_float_to_half(float f) {
   uint x = floatBitsToUint(f);
   uint sign = (x >> 16) & 0x8000u;
   uint a = x & 0x7fffffffu;
   // f16's normal range: the exponent rebiased in place, 13 bits dropped. Below 2^-14 (subnormal
-  // results): the significand with its leading bit, 126 - e bits dropped (capped at 31, which
-  // leaves zero: from 2^-25 down the result is zero, 2^-25 itself a tie to even). Then round to
-  // nearest even (a carry reaches the exponent; from 65520 on the result is inf, 0x7c00, which a
-  // select gives for inf and the f32 range beyond too); NaN is Nx's canonical 0x7e00, unsigned.
-  bool sub = a < 0x38800000u;
-  uint shift = sub ? min(126u - (a >> 23), 31u) : 13u;
-  uint m = sub ? (a & 0x7fffffu) | 0x800000u : a - 0x38000000u;
+  // results): the significand with its leading bit (nx_f16_dropped_bits; from 2^-25 down the
+  // result is zero, 2^-25 itself a tie to even). Then round to nearest even (a carry reaches the
+  // exponent; from 65520 on the result is inf, 0x7c00, which a select gives for inf and the f32
+  // range beyond too); NaN is Nx's canonical 0x7e00, unsigned.
+  uint shift = nx_f16_dropped_bits(a);
+  uint m = a < 0x38800000u ? (a & 0x7fffffu) | 0x800000u : a - 0x38000000u;
   uint k = m >> shift;
   uint rem = m & ((1u << shift) - 1u);
   uint halfway = 1u << (shift - 1u);

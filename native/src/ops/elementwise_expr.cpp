@@ -412,8 +412,9 @@ Body ulp1_body(const Capabilities& caps, const std::string& name, const std::str
 // 11 bits of the 24: rounding the f32 value y to f16 gives the exact value's rounding (and the
 // accurate f64 function's, whose bits Nx writes) wherever no f16 halfway point lies within one
 // f32 ulp of y (both are f32 values, so one between y and the exact value would be at most an ulp
-// from y). nx_f16_settles tests that on the bits rounding drops (13 in f16's normal range, up to
-// 25 in its subnormal one; from 2^-26 down y rounds to zero, from 2^16 up to inf). The few
+// from y). nx_f16_settles tests that on the bits rounding drops (nx_f16_dropped_bits: 13 in
+// f16's normal range, more in its subnormal one; from 2^-26 down y rounds to zero, from 2^16 up
+// to inf). The few
 // results it leaves (about 3 in 8192) and operands that are zero or f32 subnormals (which a
 // device may flush inside the f32 code) take the accurate f64 function, rounded to f16 directly.
 // Not for bf16: Nx truncates the f32 rounding there, so y could be a bf16 value whose f32
@@ -422,9 +423,7 @@ constexpr const char* kF16Settles = R"GLSL(
 bool nx_f16_settles(float y) {
   uint a = floatBitsToUint(y) & 0x7fffffffu;
   if (a >= 0x47800000u) return a < 0x7f800000u;  // [2^16, inf) rounds to inf; inf and NaN left
-  uint e = a >> 23;
-  uint s = e >= 113u ? 13u : min(126u - e, 26u);  // the bits rounding to f16 drops (26: all)
-  uint halfway = 1u << (s - 1u);
+  uint halfway = 1u << (nx_f16_dropped_bits(a) - 1u);
   uint d = ((a & 0x7fffffu) | 0x800000u) & ((halfway << 1) - 1u);
   return d - halfway + 1u > 2u;  // not within an f32 ulp of the halfway point
 }
