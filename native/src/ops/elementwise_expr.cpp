@@ -406,20 +406,24 @@ Body ulp1_body(const Capabilities& caps, const std::string& name, const std::str
   return body;
 }
 
-// f16 results of the math functions from the fast f32 functions (nx_NAME_ulp1_f32, each within
-// 1.5 f32 ulps of the exact value: docs/CAPABILITIES.md), in f32 arithmetic, where f32 results'
-// fast paths take f64 (1/2 of the f32 rate on Hopper, 1/32 or 1/64 on most other GPUs). f16 keeps
-// 11 bits of the 24: rounding the f32 value y to f16 gives the exact value's rounding (and the
-// accurate f64 function's, whose bits Nx writes) wherever no f16 halfway point lies within one
-// f32 ulp of y (both are f32 values, so one between y and the exact value would be at most an ulp
-// from y). nx_f16_settles tests that on the bits rounding drops (nx_f16_dropped_bits: 13 in
-// f16's normal range, more in its subnormal one; from 2^-26 down y rounds to zero, from 2^16 up
-// to inf). The few
-// results it leaves (about 3 in 8192) and operands that are zero or f32 subnormals (which a
-// device may flush inside the f32 code) take the accurate f64 function, rounded to f16 directly.
-// Not for bf16: Nx truncates the f32 rounding there, so y could be a bf16 value whose f32
-// neighbour below is Nx's f32 rounding; every result that saturates at 1 or 0 would be left.
-constexpr const char* kF16Settles = R"GLSL(
+// f16 and bf16 results of the math functions from the fast f32 functions (nx_NAME_ulp1_f32, each
+// within 1.5 f32 ulps of the exact value: docs/CAPABILITIES.md), in f32 arithmetic, where f32
+// results' fast paths take f64 (1/2 of the f32 rate on Hopper, 1/32 or 1/64 on most other GPUs).
+// The f32 value y settles the result wherever Nx's result of the exact value (and of the accurate
+// f64 function, whose bits Nx writes) is the one y gives:
+// - f16 keeps 11 bits of the 24 and rounds to nearest: y settles where no f16 halfway point lies
+//   within one f32 ulp of y (both are f32 values, so one between y and the exact value would be
+//   at most an ulp from y). nx_f16_settles tests that on the bits rounding drops
+//   (nx_f16_dropped_bits: 13 in f16's normal range, more in its subnormal one; from 2^-26 down y
+//   rounds to zero, from 2^16 up to inf).
+// - bf16 is the upper half of Nx's f32 rounding (truncation), which lies within 2 f32 ulps of y:
+//   y settles where no bf16 value lies within 4 f32 steps of y (ulps halve below a power of 2), as
+//   a normal f32 (subnormal results may be flushed in f32 code). Results that are bf16 values
+//   themselves (saturation at 1 or 0, sin x = x for tiny x) are therefore left.
+// The few results left (about 3 in 8192 for f16, 1 in 8192 for bf16 outside those) and operands
+// that are zero or f32 subnormals (which a device may flush inside the f32 code) take the accurate
+// f64 function, rounded as Nx rounds it.
+constexpr const char* kNarrowSettles = R"GLSL(
 bool nx_f16_settles(float y) {
   uint a = floatBitsToUint(y) & 0x7fffffffu;
   if (a >= 0x47800000u) return a < 0x7f800000u;  // [2^16, inf) rounds to inf; inf and NaN left
@@ -427,18 +431,27 @@ bool nx_f16_settles(float y) {
   uint d = ((a & 0x7fffffu) | 0x800000u) & ((halfway << 1) - 1u);
   return d - halfway + 1u > 2u;  // not within an f32 ulp of the halfway point
 }
+bool nx_bf16_settles(float y) {
+  uint a = floatBitsToUint(y) & 0x7fffffffu;
+  return a >= 0x00800000u && a < 0x7f800000u && ((a + 4u) & 0xffffu) >= 9u;
+}
 bool nx_normal_operand_f32(float x) { return (floatBitsToUint(x) & 0x7f800000u) != 0u; }
 )GLSL";
-Body f16_ulp1_body(const Capabilities& caps, const std::string& name, const std::vector<std::string>& operands,
-                   uint32_t table_binding, const std::string& accurate) {
+Body narrow_ulp1_body(const Capabilities& caps, const std::string& name, DType out,
+                      const std::vector<std::string>& operands, uint32_t table_binding,
+                      const std::string& accurate) {
   std::string args, normal;
   for (const std::string& x : operands) {
     args += (args.empty() ? "" : ", ") + x;
     normal += "nx_normal_operand_f32(" + x + ") && ";
   }
-  Body body = ulp1_body(caps, name, args, table_binding, "v = nx_half_to_float(nx_double_to_half(" + accurate + "));");
-  body.statements = "float v; bool slow = !(" + normal + "nx_" + name + "_ulp1_f32(" + args + ", v) && nx_f16_settles(v));";
-  body.functions += kF16Settles;
+  const bool f16 = out == DType::F16;
+  Body body = ulp1_body(caps, name, args, table_binding,
+                        f16 ? "v = nx_half_to_float(nx_double_to_half(" + accurate + "));"
+                            : "v = nx_double_to_float(" + accurate + ");");
+  body.statements = "float v; bool slow = !(" + normal + "nx_" + name + "_ulp1_f32(" + args + ", v) && nx_" +
+                    (f16 ? "f16" : "bf16") + "_settles(v));";
+  body.functions += kNarrowSettles;
   return body;
 }
 
@@ -549,9 +562,10 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
     body.statements += " " + gen::math_special_f32(name, "a", "b");
     return body;
   }
-  if (caps.float64 && out == DType::F16 && f32_exact(ta) && f32_exact(tb) && gen::has_math_ulp1_f32(name)) {
-    // As unary_body's f16 results: the fast f32 function where its f16 rounding settles.
-    Body body = f16_ulp1_body(caps, name, {"fa", "fb"}, kBinaryTableBinding,
+  if (caps.float64 && (out == DType::F16 || out == DType::BF16) && f32_exact(ta) && f32_exact(tb) &&
+      gen::has_math_ulp1_f32(name)) {
+    // As unary_body's f16 and bf16 results: the fast f32 function where its rounding settles.
+    Body body = narrow_ulp1_body(caps, name, out, {"fa", "fb"}, kBinaryTableBinding,
                               "nx_" + name + "(nx_f32_to_f64(fa), nx_f32_to_f64(fb))");
     body.statements = "float fa = " + to_f32(caps, ta, "a") + "; float fb = " + to_f32(caps, tb, "b") + "; " +
                       body.statements + " " + gen::math_special_f32(name, "fa", "fb");
@@ -706,8 +720,9 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
       body.statements += " " + special;
       return body;
     }
-    if (caps.float64 && out == DType::F16 && held_in_f32(t) && gen::has_math_ulp1_f32(name)) {
-      Body body = f16_ulp1_body(caps, name, {"a"}, kUnaryTableBinding, "nx_" + name + "(" + to_compute(caps, t, "a") + ")");
+    if (caps.float64 && (out == DType::F16 || out == DType::BF16) && held_in_f32(t) && gen::has_math_ulp1_f32(name)) {
+      Body body = narrow_ulp1_body(caps, name, out, {"a"}, kUnaryTableBinding,
+                                   "nx_" + name + "(" + to_compute(caps, t, "a") + ")");
       body.statements += " " + special;
       return body;
     }
