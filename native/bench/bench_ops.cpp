@@ -12,12 +12,14 @@
 // kernel, whichever is faster), and the host's time per call (the median over the repetitions
 // of the time to issue the I calls, before the sync, divided by I): the runtime submits a large
 // dispatch at once when the GPU is idle, so the host's work overlaps the GPU's unless it is
-// the longer of the two.
+// the longer of the two. Each row is printed as soon as it is measured; an input is drawn when a
+// selected case first reads it.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -105,10 +107,19 @@ Tensor random_f32(Device& device, const Shape& shape, uint32_t seed, float lo = 
   return from_binary(device, DType::F32, shape, std::as_bytes(std::span<const float>(host)));
 }
 
-struct Row {
-  std::string name;
-  Timing time;
-  double bytes;
+// An input made on first use: a run with --only makes only what its cases read (at 1G elements each
+// input is 4 GiB of random numbers, most of a minute to draw on one host core).
+class Input {
+ public:
+  explicit Input(std::function<Tensor()> make) : make_(std::move(make)) {}
+  const Tensor& operator()() {
+    if (!tensor_) tensor_ = make_();
+    return *tensor_;
+  }
+
+ private:
+  std::function<Tensor()> make_;
+  std::optional<Tensor> tensor_;
 };
 
 }  // namespace
@@ -134,21 +145,47 @@ int main(int argc, char** argv) {
                 device->caps().fused_fma_f32 ? "yes" : "no", (long long)n, b4 / (1 << 20), o.reps, o.iters,
                 gen::f32_math_fast("bench") ? "fast" : "exact");
     Tensor a = random_f32(*device, {rows, cols}, 1);
-    Tensor b = random_f32(*device, {rows, cols}, 2);
-    Tensor row_vec = random_f32(*device, {cols}, 3);
-    Tensor col_vec = random_f32(*device, {rows, 1}, 4);
-    Tensor pos = random_f32(*device, {rows, cols}, 5, 0x1p-20f, 4.0f);  // log's domain
-    Tensor unit = random_f32(*device, {rows, cols}, 6, -0.99f, 0.99f);  // asin's, acos's, atanh's, erf_inv's
-    Tensor ge1 = random_f32(*device, {rows, cols}, 7, 1.0f, 5.0f);      // acosh's
-    Tensor relu = random_f32(*device, {rows, cols}, 8, -4.0f, 4.0f, true);  // half zeros
+    auto input = [&](uint32_t seed, const Shape& shape, float lo = -2.0f, float hi = 2.0f, bool zeros = false) {
+      return Input([&device, seed, shape, lo, hi, zeros] { return random_f32(*device, shape, seed, lo, hi, zeros); });
+    };
+    Input b = input(2, {rows, cols});
+    Input row_vec = input(3, {cols});
+    Input col_vec = input(4, {rows, 1});
+    Input pos = input(5, {rows, cols}, 0x1p-20f, 4.0f);    // log's domain
+    Input unit = input(6, {rows, cols}, -0.99f, 0.99f);    // asin's, acos's, atanh's, erf_inv's
+    Input ge1 = input(7, {rows, cols}, 1.0f, 5.0f);        // acosh's
+    Input relu = input(8, {rows, cols}, -4.0f, 4.0f, true);  // half zeros
+    Input a16([&] { return as_type(a, DType::F16); }), abf16([&] { return as_type(a, DType::BF16); });
+    Input b16([&] { return as_type(b(), DType::F16); });
     auto scratch = device->allocate(a.bytes());
-    std::vector<Row> rows_out;
+    // Each row is printed when measured (a run cut short keeps its rows), as a share of the best
+    // copy bandwidth of the two copy rows, which come first.
+    double copy_bw = 0, add_seconds = 0;
+    struct Copy {
+      std::string name;
+      Timing time;
+      double bytes;
+    };
+    std::vector<Copy> copies;
+    auto print_row = [&](const std::string& name, const Timing& t, double bytes) {
+      double bw = bytes / t.seconds;
+      std::printf("| %s | %.3f | %.1f | %.0f%% | %.1f | %llu |\n", name.c_str(), t.seconds * 1e3, bw / 1e9,
+                  100.0 * bw / copy_bw, t.host_seconds * 1e6, static_cast<unsigned long long>(t.allocations));
+      std::fflush(stdout);
+    };
     auto run = [&](const std::string& name, double bytes, const std::function<void()>& body) {
       // The copy references always run: every ratio is to a copy measured in the same run.
       bool reference = name.rfind("copy", 0) == 0;
       if (!reference && !selected(o.only, name)) return;
       try {
-        rows_out.push_back({name, time_op(*device, o, body), bytes});
+        Timing t = time_op(*device, o, body);
+        if (name == "add f32 same shape") add_seconds = t.seconds;
+        if (!reference) return print_row(name, t, bytes);
+        copy_bw = std::max(copy_bw, bytes / t.seconds);
+        copies.push_back({name, t, bytes});
+        if (copies.size() < 2) return;
+        std::printf("| op | time (ms) | GB/s | %% of copy | host (us/call) | new buffers |\n|---|---:|---:|---:|---:|---:|\n");
+        for (const Copy& c : copies) print_row(c.name, c.time, c.bytes);
       } catch (const std::exception& e) {
         std::printf("%-34s failed: %s\n", name.c_str(), e.what());
       }
@@ -168,11 +205,11 @@ int main(int argc, char** argv) {
     run("sigmoid f32", 2 * b4, [&] { (void)unary(UnaryOp::sigmoid, a, DType::F32); });
     run("tanh f32", 2 * b4, [&] { (void)unary(UnaryOp::tanh, a, DType::F32); });
     run("expm1 f32", 2 * b4, [&] { (void)unary(UnaryOp::expm1, a, DType::F32); });
-    run("log f32 (0, 4]", 2 * b4, [&] { (void)unary(UnaryOp::log, pos, DType::F32); });
-    run("log1p f32 (0, 4]", 2 * b4, [&] { (void)unary(UnaryOp::log1p, pos, DType::F32); });
-    run("sqrt f32 (0, 4]", 2 * b4, [&] { (void)unary(UnaryOp::sqrt, pos, DType::F32); });
-    run("log f32 [0, 4), half zeros", 2 * b4, [&] { (void)unary(UnaryOp::log, relu, DType::F32); });
-    run("sqrt f32 [0, 4), half zeros", 2 * b4, [&] { (void)unary(UnaryOp::sqrt, relu, DType::F32); });
+    run("log f32 (0, 4]", 2 * b4, [&] { (void)unary(UnaryOp::log, pos(), DType::F32); });
+    run("log1p f32 (0, 4]", 2 * b4, [&] { (void)unary(UnaryOp::log1p, pos(), DType::F32); });
+    run("sqrt f32 (0, 4]", 2 * b4, [&] { (void)unary(UnaryOp::sqrt, pos(), DType::F32); });
+    run("log f32 [0, 4), half zeros", 2 * b4, [&] { (void)unary(UnaryOp::log, relu(), DType::F32); });
+    run("sqrt f32 [0, 4), half zeros", 2 * b4, [&] { (void)unary(UnaryOp::sqrt, relu(), DType::F32); });
     run("sin f32", 2 * b4, [&] { (void)unary(UnaryOp::sin, a, DType::F32); });
     run("cos f32", 2 * b4, [&] { (void)unary(UnaryOp::cos, a, DType::F32); });
     run("tan f32", 2 * b4, [&] { (void)unary(UnaryOp::tan, a, DType::F32); });
@@ -181,57 +218,40 @@ int main(int argc, char** argv) {
     run("erf f32", 2 * b4, [&] { (void)unary(UnaryOp::erf, a, DType::F32); });
     run("erfc f32", 2 * b4, [&] { (void)unary(UnaryOp::erfc, a, DType::F32); });
     // The rest of the math functions (fast paths since the thirteenth session, erf_inv's the fourteenth).
-    run("asin f32 (-1, 1)", 2 * b4, [&] { (void)unary(UnaryOp::asin, unit, DType::F32); });
-    run("acos f32 (-1, 1)", 2 * b4, [&] { (void)unary(UnaryOp::acos, unit, DType::F32); });
+    run("asin f32 (-1, 1)", 2 * b4, [&] { (void)unary(UnaryOp::asin, unit(), DType::F32); });
+    run("acos f32 (-1, 1)", 2 * b4, [&] { (void)unary(UnaryOp::acos, unit(), DType::F32); });
     run("atan f32", 2 * b4, [&] { (void)unary(UnaryOp::atan, a, DType::F32); });
     run("asinh f32", 2 * b4, [&] { (void)unary(UnaryOp::asinh, a, DType::F32); });
-    run("acosh f32 [1, 5)", 2 * b4, [&] { (void)unary(UnaryOp::acosh, ge1, DType::F32); });
-    run("atanh f32 (-1, 1)", 2 * b4, [&] { (void)unary(UnaryOp::atanh, unit, DType::F32); });
-    run("rsqrt f32 (0, 4]", 2 * b4, [&] { (void)unary(UnaryOp::rsqrt, pos, DType::F32); });
+    run("acosh f32 [1, 5)", 2 * b4, [&] { (void)unary(UnaryOp::acosh, ge1(), DType::F32); });
+    run("atanh f32 (-1, 1)", 2 * b4, [&] { (void)unary(UnaryOp::atanh, unit(), DType::F32); });
+    run("rsqrt f32 (0, 4]", 2 * b4, [&] { (void)unary(UnaryOp::rsqrt, pos(), DType::F32); });
     run("cbrt f32", 2 * b4, [&] { (void)unary(UnaryOp::cbrt, a, DType::F32); });
-    run("erf_inv f32 (-1, 1)", 2 * b4, [&] { (void)unary(UnaryOp::erf_inv, unit, DType::F32); });
-    run("pow f32 (0, 4] ^ [-2, 2)", 3 * b4, [&] { (void)binary(BinaryOp::pow, pos, a, DType::F32, a.shape); });
-    run("atan2 f32", 3 * b4, [&] { (void)binary(BinaryOp::atan2, a, b, DType::F32, a.shape); });
+    run("erf_inv f32 (-1, 1)", 2 * b4, [&] { (void)unary(UnaryOp::erf_inv, unit(), DType::F32); });
+    run("pow f32 (0, 4] ^ [-2, 2)", 3 * b4, [&] { (void)binary(BinaryOp::pow, pos(), a, DType::F32, a.shape); });
+    run("atan2 f32", 3 * b4, [&] { (void)binary(BinaryOp::atan2, a, b(), DType::F32, a.shape); });
     // Half-precision math (f16 and bf16 in and out: half the bytes of f32's): b4 / 2 per tensor.
-    Tensor a16 = as_type(a, DType::F16), abf16 = as_type(a, DType::BF16);
-    for (const auto& [label, t] : {std::pair<const char*, const Tensor*>{"f16", &a16}, {"bf16", &abf16}})
+    for (const auto& [label, t] : {std::pair<const char*, Input*>{"f16", &a16}, {"bf16", &abf16}})
       for (UnaryOp op : {UnaryOp::exp, UnaryOp::sigmoid, UnaryOp::tanh, UnaryOp::erf})
-        run(std::string(op_name(op)) + " " + label, b4, [&, op, t] { (void)unary(op, *t, t->type); });
+        run(std::string(op_name(op)) + " " + label, b4, [&, op, t] { (void)unary(op, (*t)(), (*t)().type); });
     // f16 moves and conversions without math: what the conversions alone cost.
-    run("negate f16", b4, [&] { (void)unary(UnaryOp::negate, a16, DType::F16); });
+    run("negate f16", b4, [&] { (void)unary(UnaryOp::negate, a16(), DType::F16); });
     run("as_type f32 to f16", 1.5 * b4, [&] { (void)as_type(a, DType::F16); });
-    run("as_type f16 to f32", 1.5 * b4, [&] { (void)as_type(a16, DType::F32); });
-    Tensor b16 = as_type(b, DType::F16);
-    run("add f16 same shape", 1.5 * b4, [&] { (void)binary(BinaryOp::add, a16, b16, DType::F16, a.shape); });
-    run("divide f16 same shape", 1.5 * b4, [&] { (void)binary(BinaryOp::divide, a16, b16, DType::F16, a.shape); });
+    run("as_type f16 to f32", 1.5 * b4, [&] { (void)as_type(a16(), DType::F32); });
+    run("add f16 same shape", 1.5 * b4, [&] { (void)binary(BinaryOp::add, a16(), b16(), DType::F16, a.shape); });
+    run("divide f16 same shape", 1.5 * b4, [&] { (void)binary(BinaryOp::divide, a16(), b16(), DType::F16, a.shape); });
     // A comparison writes u8 (four elements per word): two f32 reads and a byte per element.
-    run("greater f32 same shape", 2.25 * b4, [&] { (void)binary(BinaryOp::greater, a, b, DType::U8, a.shape); });
-    run("add f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::add, a, b, DType::F32, a.shape); });
-    run("multiply f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::multiply, a, b, DType::F32, a.shape); });
-    run("divide f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::divide, a, b, DType::F32, a.shape); });
-    run("max f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::max, a, b, DType::F32, a.shape); });
-    run("add f32 [R,C] + [C] broadcast", 2 * b4, [&] { (void)binary(BinaryOp::add, a, row_vec, DType::F32, a.shape); });
-    run("add f32 [R,C] + [R,1] broadcast", 2 * b4, [&] { (void)binary(BinaryOp::add, a, col_vec, DType::F32, a.shape); });
+    run("greater f32 same shape", 2.25 * b4, [&] { (void)binary(BinaryOp::greater, a, b(), DType::U8, a.shape); });
+    run("add f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::add, a, b(), DType::F32, a.shape); });
+    run("multiply f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::multiply, a, b(), DType::F32, a.shape); });
+    run("divide f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::divide, a, b(), DType::F32, a.shape); });
+    run("max f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::max, a, b(), DType::F32, a.shape); });
+    run("add f32 [R,C] + [C] broadcast", 2 * b4, [&] { (void)binary(BinaryOp::add, a, row_vec(), DType::F32, a.shape); });
+    run("add f32 [R,C] + [R,1] broadcast", 2 * b4, [&] { (void)binary(BinaryOp::add, a, col_vec(), DType::F32, a.shape); });
     run("sum f32 all axes", b4, [&] { (void)reduce(ReduceOp::sum, a, {0, 1}, false, DType::F32); });
     run("sum f32 axis 1 (rows)", b4, [&] { (void)reduce(ReduceOp::sum, a, {1}, false, DType::F32); });
     run("sum f32 axis 0 (columns)", b4, [&] { (void)reduce(ReduceOp::sum, a, {0}, false, DType::F32); });
 
-    double copy_bw = 0;
-    for (const auto& r : rows_out)
-      if (r.name.rfind("copy", 0) == 0) copy_bw = std::max(copy_bw, r.bytes / r.time.seconds);
-    std::printf("| op | time (ms) | GB/s | %% of copy | host (us/call) | new buffers |\n|---|---:|---:|---:|---:|---:|\n");
-    for (const auto& r : rows_out) {
-      double bw = r.bytes / r.time.seconds;
-      std::printf("| %s | %.3f | %.1f | %.0f%% | %.1f | %llu |\n", r.name.c_str(), r.time.seconds * 1e3, bw / 1e9,
-                  copy_bw > 0 ? 100.0 * bw / copy_bw : 0.0, r.time.host_seconds * 1e6,
-                  static_cast<unsigned long long>(r.time.allocations));
-    }
-    std::printf("\nelements/s (same-shape add): %.3g\n",
-                [&] {
-                  for (const auto& r : rows_out)
-                    if (r.name == "add f32 same shape") return double(n) / r.time.seconds;
-                  return 0.0;
-                }());
+    if (add_seconds > 0) std::printf("\nelements/s (same-shape add): %.3g\n", double(n) / add_seconds);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "nxvk_bench_ops: %s\n", e.what());

@@ -86,7 +86,7 @@ case "${1:-}" in
       for build in "$2" "$3"; do
         echo "== round $round, $build, NX_VULKAN_F32_MATH=${NX_VULKAN_F32_MATH:-exact}, t=$(elapsed) s"
         mark=$(smi_mark)
-        "$build" ${BENCH_ARGS:-} --only "$4" | grep -E '^\| [a-z]'
+        "$build" ${BENCH_ARGS:-} --only "$4" | grep --line-buffered -E '^\| [a-z]'
         smi_summary "$mark"
       done
     done
