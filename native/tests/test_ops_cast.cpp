@@ -83,6 +83,33 @@ TEST_F(OpsCast, F16ConversionsAtEveryRoundingCase) {
   EXPECT_EQ(compare_bytes(DType::F16, to_binary(narrow), ref::as_type(DType::F32, f32, DType::F16)), "");
 }
 
+// f64 to f16 rounds once, to bf16 through Nx's f32 rounding then truncation: f64 values a small
+// fraction of an f32 ulp off each f16 halfway point (which a detour through f32 would round onto
+// the halfway point, then to even) and off each bf16 value (where the f32 rounding decides the
+// truncation), over f16's and part of bf16's range, against the reference.
+TEST_F(OpsCast, F64ToF16AndBf16RoundAsNx) {
+  std::vector<double> v;
+  // f16 halfway points (m + 1/2) 2^(e - 10), m = 1024 + k in f16's normal binades, k in its
+  // subnormal one (e = -14: m 2^-24); k odd and even. 2^-30 of them is under half an f32 ulp.
+  for (int e = -15; e <= 15; ++e)
+    for (int k : {0, 1, 2, 3, 512, 513, 1000, 1023}) {
+      const double mid = e < -14 ? std::ldexp(2 * k + 1, -25) : std::ldexp(2 * (1024 + k) + 1, e - 11);
+      for (double d : {-0x1p-30, 0x1p-30}) v.insert(v.end(), {mid * (1 + d), -mid * (1 + d)});
+    }
+  for (int e = -130; e <= 127; e += 3)  // bf16 values b, a sixteenth of an f32 ulp off
+    for (int k : {0, 1, 64, 127}) {
+      const double b = std::ldexp(128 + k, e - 7);
+      for (double d : {-0x1p-28, 0x1p-28}) v.insert(v.end(), {b * (1 + d), -b * (1 + d)});
+    }
+  ref::Bytes in(8 * v.size());
+  std::memcpy(in.data(), v.data(), in.size());
+  Tensor x = upload(device(), DType::F64, {int64_t(v.size())}, in);
+  for (DType to : {DType::F16, DType::BF16}) {
+    poison_next(device(), 2 * v.size());
+    EXPECT_EQ(compare_bytes(to, to_binary(as_type(x, to)), ref::as_type(DType::F64, in, to)), "") << type_name(to);
+  }
+}
+
 TEST_F(OpsCast, BitcastKeepsBitsAndChecksWidths) {
   ref::Bytes in = random_data(DType::F32, 13, rng());
   Tensor y = bitcast(upload(device(), DType::F32, {13}, in), DType::S32);

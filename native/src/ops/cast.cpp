@@ -274,12 +274,18 @@ Tensor as_type(const Tensor& x, DType out_type) {
   Tensor out = empty_tensor(x.device(), out_type, x.shape, "as_type");
   const uint32_t n = static_cast<uint32_t>(x.size());
   if (n == 0) return out;
-  const std::string vt = gen::value_type(out_type);
+  const std::string load = gen::load(x.type, "src", "i");
+  std::string vt = gen::value_type(out_type), v = gen::convert(caps, x.type, out_type, load);
+  if (out_type == DType::F16 || out_type == DType::BF16) {
+    // The store rounds a float or double to f16 or bf16 as Nx does (gen::store_value), so the
+    // value goes there as it is: gen::convert's value, already rounded and held as float, was
+    // rounded a second time (no change in the bits, a third of as_type's work).
+    vt = x.type == DType::F64 ? "double" : "float";
+    v = x.type == DType::F64 ? load : gen::convert(caps, x.type, DType::F32, load);
+  }
   std::string src = gen::buffer(0, "src", x.type, true) + gen::buffer(1, "dst", out_type, false) +
                     "layout(push_constant) uniform Push { uint n; } pc;\n" +
-                    gen::elementwise_main(out_type, "dst",
-                                          vt + " v = " + gen::convert(caps, x.type, out_type, gen::load(x.type, "src", "i")) + ";",
-                                          vt);
+                    gen::elementwise_main(out_type, "dst", vt + " v = " + v + ";", vt);
   BufferView views[] = {{x.buffer}, {out.buffer}};
   gen::launch(x.device(), gen::kernel(caps, std::string("as_type_") + type_name(x.type) + "_" + type_name(out_type), src), views,
               gen::bytes_of(n), gen::elementwise_invocations(out_type, n));
