@@ -340,16 +340,11 @@ std::string int_float_compare_helpers(const Capabilities& caps) {
   return out;
 }
 
-// x OP y for the float ops that are plain arithmetic or a choice (empty for the others), in the
-// float type `ft`. NaN wins max/min; on equal values the first operand (Erlang's max/min keep
-// it: max(-0.0, 0.0) is -0.0). In f32, the subnormal-safe helpers (codegen's preamble).
-std::string float_arith(BinaryOp op, const std::string& ft, const std::string& x, const std::string& y) {
-  if (ft == "float") {
-    const char* f = op == BinaryOp::add ? "nx_add_f32" : op == BinaryOp::subtract ? "nx_sub_f32"
-                    : op == BinaryOp::multiply ? "nx_mul_f32" : op == BinaryOp::max ? "nx_max_f32"
-                    : op == BinaryOp::min ? "nx_min_f32" : nullptr;
-    return f ? std::string(f) + "(" + x + ", " + y + ")" : "";
-  }
+// x OP y for the float ops that are plain arithmetic or a choice (empty for the others), by the
+// GLSL operators (exact where no operand or result is subnormal) or, in f32 (`float_arith`'s
+// `ft`), the subnormal-safe helpers (codegen's preamble). NaN wins max/min; on equal values the
+// first operand (Erlang's max/min keep it: max(-0.0, 0.0) is -0.0).
+std::string plain_arith(BinaryOp op, const std::string& x, const std::string& y) {
   switch (op) {
     case BinaryOp::add: return x + " + " + y;
     case BinaryOp::subtract: return x + " - " + y;
@@ -358,6 +353,13 @@ std::string float_arith(BinaryOp op, const std::string& ft, const std::string& x
     case BinaryOp::min: return "(isnan(" + x + ") || isnan(" + y + ")) ? " + x + " + " + y + " : ((" + y + " < " + x + ") ? " + y + " : " + x + ")";
     default: return "";
   }
+}
+std::string float_arith(BinaryOp op, const std::string& ft, const std::string& x, const std::string& y) {
+  if (ft != "float") return plain_arith(op, x, y);
+  const char* f = op == BinaryOp::add ? "nx_add_f32" : op == BinaryOp::subtract ? "nx_sub_f32"
+                  : op == BinaryOp::multiply ? "nx_mul_f32" : op == BinaryOp::max ? "nx_max_f32"
+                  : op == BinaryOp::min ? "nx_min_f32" : nullptr;
+  return f ? std::string(f) + "(" + x + ", " + y + ")" : "";
 }
 
 // Every value of the type is an f32 value (f16, bf16, f32, integers of at most 16 bits).
@@ -590,8 +592,16 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
     // Both operands are exact f32 values: f32 add/sub/mul are correctly rounded (Vulkan), and
     // rounding through f64 first would give the same bits (53 >= 2*24 + 2), so compute in f32,
     // by the helpers that keep subnormals (f16 and bf16 outputs: f32_arith_rounds_once).
+    // Operands on f16's grid (multiples of 2^-24 below 2^17: f16, the 8-bit floats, integers of
+    // at most 16 bits) have sums, differences and products that are zero or normal f32 values,
+    // which no device flushes: the plain operators give the helpers' bits, without their checks.
+    auto on_f16_grid = [](DType t) { return t == DType::F16 || (t != DType::BF16 && type_info(t).bits <= 16); };
+    const bool plain = on_f16_grid(ta) && on_f16_grid(tb) &&
+                       (op == BinaryOp::add || op == BinaryOp::subtract || op == BinaryOp::multiply);
     const std::string fa = to_f32(caps, ta, "a"), fb = to_f32(caps, tb, "b");
-    return {"float fa = " + fa + "; float fb = " + fb + "; float v = " + float_arith(op, "float", "fa", "fb") + ";", "float"};
+    return {"float fa = " + fa + "; float fb = " + fb + "; " + (plain ? "precise " : "") + "float v = " +
+                (plain ? plain_arith(op, "fa", "fb") : float_arith(op, "float", "fa", "fb")) + ";",
+            "float"};
   }
   if (is_float(out) && wide_arith) {
     // f32 compute with an integer operand beyond 2^24: hi + lo operands (kWideIntHelpers).
