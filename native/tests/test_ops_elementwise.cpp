@@ -348,6 +348,28 @@ TEST_F(OpsElementwise, HalfArithmeticRoundsOnce) {
   }
 }
 
+// f16 quotients (the device's division where no f16 halfway point is near, the correctly rounded
+// f32 quotient elsewhere): every f16 dividend over divisors of every kind, and an s8 divisor;
+// about 1 in 800 quotients lies near a halfway point (and a device's division may be 2.5 ulps off
+// there), so each divisor sends some 80 of them to the second path.
+TEST_F(OpsElementwise, F16DivideEveryDividend) {
+  ref::Bytes every(2 * 65536);
+  for (uint32_t h = 0; h < 65536; ++h) std::memcpy(&every[2 * h], &h, 2);
+  Tensor a = upload(device(), DType::F16, {65536}, every);
+  // 3, 7, 0.1, 1.7, 1000, -0.0011, 5 2^-24 (subnormal), 65504, 0, -0, inf, NaN.
+  for (uint16_t bits : {0x4200, 0x4700, 0x2e66, 0x3ecd, 0x63d0, 0x9481, 0x0005, 0x7bff, 0x0000, 0x8000, 0x7c00, 0x7e00}) {
+    ref::Bytes b(2);
+    std::memcpy(b.data(), &bits, 2);
+    poison_next(device(), 2 * 65536);
+    Tensor y = binary(BinaryOp::divide, a, upload(device(), DType::F16, {}, b), DType::F16, {65536});
+    EXPECT_EQ(compare_bytes(DType::F16, to_binary(y), ref::binary(BinaryOp::divide, DType::F16, every, {65536}, DType::F16, b, {}, DType::F16, {65536})), "")
+        << "divisor f16 0x" << std::hex << bits;
+  }
+  ref::Bytes s8 = {static_cast<std::byte>(0xfd)};  // -3
+  Tensor y = binary(BinaryOp::divide, a, upload(device(), DType::S8, {}, s8), DType::F16, {65536});
+  EXPECT_EQ(compare_bytes(DType::F16, to_binary(y), ref::binary(BinaryOp::divide, DType::F16, every, {65536}, DType::S8, s8, {}, DType::F16, {65536})), "");
+}
+
 TEST_F(OpsElementwise, BinaryPastOneDispatchBroadcast) {
   check_binary(device(), BinaryOp::add, DType::U8, DType::U8, {4097, 4099}, {4099}, {4097, 4099}, rng());
 }

@@ -364,6 +364,10 @@ std::string float_arith(BinaryOp op, const std::string& ft, const std::string& x
 
 // Every value of the type is an f32 value (f16, bf16, f32, integers of at most 16 bits).
 bool f32_exact(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16 || type_info(t).bits <= 16; }
+// Every value of the type is a multiple of 2^-24 below 2^17 (f16, the 8-bit floats, integers of
+// at most 16 bits): f16's grid, on which sums, differences, products and quotients are zero or
+// normal f32 values.
+bool on_f16_grid(DType t) { return t == DType::F16 || (t != DType::BF16 && type_info(t).bits <= 16); }
 // Whether add, subtract, multiply, divide, max and min computed in f32 and rounded (or, for bf16,
 // truncated as Nx writes it) to `out` give the bits of rounding the exact result once, as Nx
 // does (it computes in f64): f32 and bf16 outputs of f32 values (53 >= 2*24 + 2: the f64
@@ -426,13 +430,14 @@ Body ulp1_body(const Capabilities& caps, const std::string& name, const std::str
 // that are zero or f32 subnormals (which a device may flush inside the f32 code) take the accurate
 // f64 function, rounded as Nx rounds it.
 constexpr const char* kNarrowSettles = R"GLSL(
-bool nx_f16_settles(float y) {
+bool nx_f16_settles_within(float y, uint steps) {
   uint a = floatBitsToUint(y) & 0x7fffffffu;
   if (a >= 0x47800000u) return a < 0x7f800000u;  // [2^16, inf) rounds to inf; inf and NaN left
   uint halfway = 1u << (nx_f16_dropped_bits(a) - 1u);
   uint d = ((a & 0x7fffffu) | 0x800000u) & ((halfway << 1) - 1u);
-  return d - halfway + 1u > 2u;  // not within an f32 ulp of the halfway point
+  return d - halfway + steps > 2u * steps;  // not within `steps` f32 ulps of the halfway point
 }
+bool nx_f16_settles(float y) { return nx_f16_settles_within(y, 1u); }
 bool nx_bf16_settles(float y) {
   uint a = floatBitsToUint(y) & 0x7fffffffu;
   return a >= 0x00800000u && a < 0x7f800000u && ((a + 4u) & 0xffffu) >= 9u;
@@ -540,6 +545,20 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
   const bool wide_arith = !caps.float64 && (wide_int(caps, ta) || wide_int(caps, tb)) &&
                           (op == BinaryOp::add || op == BinaryOp::subtract || op == BinaryOp::multiply ||
                            op == BinaryOp::divide);
+  if (op == BinaryOp::divide && caps.float64 && out == DType::F16 && on_f16_grid(ta) && on_f16_grid(tb)) {
+    // f16 quotients of operands on f16's grid: the device's division (within 2.5 ulps of the
+    // quotient: Vulkan, for divisors of normal magnitude) rounds to the right f16 wherever no f16
+    // halfway point lies within 5 f32 ulps of it (ulps halve below a power of 2); the rest (about
+    // 1 in 800), and zero divisors, by the correctly rounded f32 quotient below (f16 rounding it
+    // again is innocuous: f32_arith_rounds_once).
+    const std::string fa = to_f32(caps, ta, "a"), fb = to_f32(caps, tb, "b");
+    Body body{"float fa = " + fa + "; float fb = " + fb +
+                  "; precise float v = fa / fb; bool slow = !(nx_normal_operand_f32(fb) && nx_f16_settles_within(v, 5u));",
+              "float"};
+    body.slow = "if (!nx_div_rn_f32(fa, fb, v)) v = nx_double_to_float(nx_qdiv_f64(nx_f32_to_f64(fa), nx_f32_to_f64(fb)));";
+    body.functions = std::string(kDivideF32) + kNarrowSettles;
+    return body;
+  }
   if (op == BinaryOp::divide &&
       (caps.float64 ? f32_arith_rounds_once(out, ta, tb) : out == DType::F32 && !wide_arith)) {
     // Both operands are exact f32 values: divide in f32 (kDivideF32), the same bits as rounding
@@ -595,7 +614,6 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
     // Operands on f16's grid (multiples of 2^-24 below 2^17: f16, the 8-bit floats, integers of
     // at most 16 bits) have sums, differences and products that are zero or normal f32 values,
     // which no device flushes: the plain operators give the helpers' bits, without their checks.
-    auto on_f16_grid = [](DType t) { return t == DType::F16 || (t != DType::BF16 && type_info(t).bits <= 16); };
     const bool plain = on_f16_grid(ta) && on_f16_grid(tb) &&
                        (op == BinaryOp::add || op == BinaryOp::subtract || op == BinaryOp::multiply);
     const std::string fa = to_f32(caps, ta, "a"), fb = to_f32(caps, tb, "b");
