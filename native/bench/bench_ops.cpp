@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
     Input ge1 = input(7, {rows, cols}, 1.0f, 5.0f);        // acosh's
     Input relu = input(8, {rows, cols}, -4.0f, 4.0f, true);  // half zeros
     Input a16([&] { return as_type(a, DType::F16); }), abf16([&] { return as_type(a, DType::BF16); });
-    Input b16([&] { return as_type(b(), DType::F16); });
+    Input b16([&] { return as_type(b(), DType::F16); }), bbf16([&] { return as_type(b(), DType::BF16); });
     auto scratch = device->allocate(a.bytes());
     // Each row is printed when measured (a run cut short keeps its rows), as a share of the best
     // copy bandwidth of the two copy rows, which come first.
@@ -239,6 +239,7 @@ int main(int argc, char** argv) {
     run("as_type f16 to f32", 1.5 * b4, [&] { (void)as_type(a16(), DType::F32); });
     run("add f16 same shape", 1.5 * b4, [&] { (void)binary(BinaryOp::add, a16(), b16(), DType::F16, a.shape); });
     run("divide f16 same shape", 1.5 * b4, [&] { (void)binary(BinaryOp::divide, a16(), b16(), DType::F16, a.shape); });
+    run("divide bf16 same shape", 1.5 * b4, [&] { (void)binary(BinaryOp::divide, abf16(), bbf16(), DType::BF16, a.shape); });
     // A comparison writes u8 (four elements per word): two f32 reads and a byte per element.
     run("greater f32 same shape", 2.25 * b4, [&] { (void)binary(BinaryOp::greater, a, b(), DType::U8, a.shape); });
     run("add f32 same shape", 3 * b4, [&] { (void)binary(BinaryOp::add, a, b(), DType::F32, a.shape); });

@@ -348,26 +348,40 @@ TEST_F(OpsElementwise, HalfArithmeticRoundsOnce) {
   }
 }
 
-// f16 quotients (the device's division where no f16 halfway point is near, the correctly rounded
-// f32 quotient elsewhere): every f16 dividend over divisors of every kind, and an s8 divisor;
-// about 1 in 800 quotients lies near a halfway point (and a device's division may be 2.5 ulps off
-// there), so each divisor sends some 80 of them to the second path.
-TEST_F(OpsElementwise, F16DivideEveryDividend) {
+// f16 and bf16 quotients (the device's division where no f16 halfway point or bf16 value is near,
+// the correctly rounded f32 quotient elsewhere): every dividend of the type over divisors of every
+// kind, and an s8 divisor; about 1 in 800 f16 quotients lies near a halfway point (and a device's
+// division may be 2.5 ulps off there), so each divisor sends some 80 of them to the second path.
+// NX_VULKAN_TEST_DIVISION_ERROR=1 runs it again with each quotient moved by up to 2 f32 steps, as
+// far off as Vulkan lets a device's division be.
+TEST_F(OpsElementwise, NarrowDivideEveryDividend) {
   ref::Bytes every(2 * 65536);
   for (uint32_t h = 0; h < 65536; ++h) std::memcpy(&every[2 * h], &h, 2);
-  Tensor a = upload(device(), DType::F16, {65536}, every);
-  // 3, 7, 0.1, 1.7, 1000, -0.0011, 5 2^-24 (subnormal), 65504, 0, -0, inf, NaN.
-  for (uint16_t bits : {0x4200, 0x4700, 0x2e66, 0x3ecd, 0x63d0, 0x9481, 0x0005, 0x7bff, 0x0000, 0x8000, 0x7c00, 0x7e00}) {
-    ref::Bytes b(2);
-    std::memcpy(b.data(), &bits, 2);
-    poison_next(device(), 2 * 65536);
-    Tensor y = binary(BinaryOp::divide, a, upload(device(), DType::F16, {}, b), DType::F16, {65536});
-    EXPECT_EQ(compare_bytes(DType::F16, to_binary(y), ref::binary(BinaryOp::divide, DType::F16, every, {65536}, DType::F16, b, {}, DType::F16, {65536})), "")
-        << "divisor f16 0x" << std::hex << bits;
+  for (const char* error : {"0", "1"}) {
+    ScopedEnv off("NX_VULKAN_TEST_DIVISION_ERROR", error);
+    for (DType t : {DType::F16, DType::BF16}) {
+      Tensor a = upload(device(), t, {65536}, every);
+      // f16: 3, 7, 0.1, 1.7, 1000, -0.0011, 5 2^-24 (subnormal), 65504, 0, -0, inf, NaN; bf16: 3, 7,
+      // 0.1, 1.7, 1000, -0.0011, 5 2^-133 (subnormal), its largest, 0, -0, inf, NaN.
+      const std::vector<uint16_t> divisors =
+          t == DType::F16 ? std::vector<uint16_t>{0x4200, 0x4700, 0x2e66, 0x3ecd, 0x63d0, 0x9481, 0x0005, 0x7bff, 0x0000,
+                                                  0x8000, 0x7c00, 0x7e00}
+                          : std::vector<uint16_t>{0x4040, 0x40e0, 0x3dcd, 0x3fda, 0x447a, 0xba90, 0x0005, 0x7f7f, 0x0000,
+                                                  0x8000, 0x7f80, 0x7fc0};
+      for (uint16_t bits : divisors) {
+        ref::Bytes b(2);
+        std::memcpy(b.data(), &bits, 2);
+        poison_next(device(), 2 * 65536);
+        Tensor y = binary(BinaryOp::divide, a, upload(device(), t, {}, b), t, {65536});
+        EXPECT_EQ(compare_bytes(t, to_binary(y), ref::binary(BinaryOp::divide, t, every, {65536}, t, b, {}, t, {65536})), "")
+            << type_name(t) << " divisor 0x" << std::hex << bits << " moved " << error;
+      }
+      ref::Bytes s8 = {static_cast<std::byte>(0xfd)};  // -3
+      Tensor y = binary(BinaryOp::divide, a, upload(device(), DType::S8, {}, s8), t, {65536});
+      EXPECT_EQ(compare_bytes(t, to_binary(y), ref::binary(BinaryOp::divide, t, every, {65536}, DType::S8, s8, {}, t, {65536})), "")
+          << type_name(t);
+    }
   }
-  ref::Bytes s8 = {static_cast<std::byte>(0xfd)};  // -3
-  Tensor y = binary(BinaryOp::divide, a, upload(device(), DType::S8, {}, s8), DType::F16, {65536});
-  EXPECT_EQ(compare_bytes(DType::F16, to_binary(y), ref::binary(BinaryOp::divide, DType::F16, every, {65536}, DType::S8, s8, {}, DType::F16, {65536})), "");
 }
 
 TEST_F(OpsElementwise, BinaryPastOneDispatchBroadcast) {
