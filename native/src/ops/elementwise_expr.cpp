@@ -776,6 +776,7 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
       Body body = narrow_ulp1_body(caps, name, out, {"a"}, kUnaryTableBinding,
                                    "nx_" + name + "(" + to_compute(caps, t, "a") + ")");
       body.statements += " " + special;
+      if (out == DType::BF16) body.statements += " " + gen::math_bf16_fixed_results(name);
       return body;
     }
     if (t == DType::F32 && out == DType::F32 && gen::use_math_ff_f32(caps, name)) {

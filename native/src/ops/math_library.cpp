@@ -256,6 +256,40 @@ std::string math_special_f32(const std::string& name) {
 }
 
 namespace {
+// Inputs whose bf16 result is fixed where the f32 value is a bf16 value: saturation, f(x) = x
+// or 1 near 0. Truncating Nx's f32 rounding gives that value, but it lies on a truncation
+// boundary, which the bf16 results' settle test (nx_bf16_settles) leaves to the accurate
+// function. Saturation from the bf16 value after the last one whose result falls short (mpmath
+// over every bf16 value: tanh 9, erf 3.90625, sigmoid 17.25, erfc -3.828125 (to 2) and 9.4375
+// (to 0: from 9.5 the f32 value is below 2^-133, the least bf16); the functions are monotonic,
+// so every larger f32 input saturates too). Near 0, Taylor's bounds: x^3/3 < 2^-25 x below
+// 2^-12 (sin, tan, atan, ...: a quarter ulp at most), x^2/2 < 2^-25 below 2^-12 (cos, cosh),
+// x/2 < 2^-25 below 2^-24 (expm1, log1p), e^x within 2^-25.9 of 1 below 2^-26.
+const SpecialInput kBf16FixedResults[] = {
+    {"tanh", "ab >= 0x41110000u", "0x3f800000u | sign"},     // 9.0625
+    {"erf", "ab >= 0x407b0000u", "0x3f800000u | sign"},      // 3.921875
+    {"sigmoid", "b >= 0x418b0000u && b < 0x80000000u", "0x3f800000u"},  // 17.375
+    {"erfc", "b >= 0xc0760000u", "0x40000000u"},             // x <= -3.84375: 2
+    {"erfc", "b >= 0x41180000u && b < 0x80000000u", "0u"},   // 9.5: below 2^-133, truncated to 0
+    {"sin", "ab < 0x39800000u", "b"},  {"tan", "ab < 0x39800000u", "b"},   {"sinh", "ab < 0x39800000u", "b"},
+    {"asin", "ab < 0x39800000u", "b"}, {"atan", "ab < 0x39800000u", "b"},  {"asinh", "ab < 0x39800000u", "b"},
+    {"atanh", "ab < 0x39800000u", "b"}, {"tanh", "ab < 0x39800000u", "b"},
+    {"cos", "ab < 0x39800000u", "0x3f800000u"}, {"cosh", "ab < 0x39800000u", "0x3f800000u"},
+    {"expm1", "ab < 0x33800000u", "b"}, {"log1p", "ab < 0x33800000u", "b"},
+    {"exp", "ab < 0x32800000u", "0x3f800000u"},
+};
+}  // namespace
+
+std::string math_bf16_fixed_results(const std::string& name) {
+  std::string s;
+  for (const SpecialInput& c : kBf16FixedResults)
+    if (name == c.name) s += " else if (" + std::string(c.condition) + ") v = uintBitsToFloat(" + c.bits + ");";
+  if (s.empty()) return s;
+  return "if (slow) { uint b = floatBitsToUint(a), ab = b & 0x7fffffffu, sign = b & 0x80000000u; slow = false; "
+         "if (ab > 0x7f800000u) slow = true;" + s + " else slow = true; }";
+}
+
+namespace {
 // pow(x, y) wherever C99 Annex F fixes the result (what the accurate function gives): y = +-0
 // or x = 1 (1, NaN operands too), NaN, y = +-inf, x = +-0, x = +-inf, and x < 0 with y not an
 // integer (NaN). Integer-ness and oddness of y by its bits (float arithmetic may flush a
