@@ -157,13 +157,6 @@ float nx_div_residual(float a, float b, float q) {
 // quotient in [2^-80, 2^112) (and for a zero a): there every partial product above, and every
 // correction that matters, is zero or an f32 normal (devices may flush subnormals) and nothing
 // overflows. Elsewhere it returns false and the caller divides another way.
-// Whether q is a / b exactly, where the residual is exact (nx_div_rn_f32's ranges): a bf16
-// quotient that is a bf16 value (1, 2, 0.5, ...) sits on a truncation boundary, and is settled so.
-bool nx_div_exact_f32(float a, float b, float q) {
-  uint ea = (floatBitsToUint(a) >> 23) & 0xffu, eb = (floatBitsToUint(b) >> 23) & 0xffu;
-  uint eq = (floatBitsToUint(q) >> 23) & 0xffu;
-  return ea - 49u < 192u && eb - 27u < 214u && eq - 47u < 192u && nx_div_residual(a, b, q) == 0.0;
-}
 bool nx_div_rn_f32(float a, float b, out float q) {
   uint ua = floatBitsToUint(a), ub = floatBitsToUint(b);
   uint ea = (ua >> 23) & 0xffu, eb = (ub >> 23) & 0xffu;
@@ -195,6 +188,13 @@ bool nx_div_rn_f32(float a, float b, out float q) {
   if (abs(r) > h) bits = away ? bits + 1u : bits - 1u;
   q = uintBitsToFloat(bits);
   return true;
+}
+// Whether q is a / b exactly, where the residual is exact (nx_div_rn_f32's ranges): a bf16
+// quotient that is a bf16 value (1, 2, 0.5, ...) sits on a truncation boundary, and is settled so.
+bool nx_div_exact_f32(float a, float b, float q) {
+  uint ea = (floatBitsToUint(a) >> 23) & 0xffu, eb = (floatBitsToUint(b) >> 23) & 0xffu;
+  uint eq = (floatBitsToUint(q) >> 23) & 0xffu;
+  return ea - 49u < 192u && eb - 27u < 214u && eq - 47u < 192u && nx_div_residual(a, b, q) == 0.0;
 }
 // a / b on a device without f64: nx_div_rn_f32, else (operands outside its range) the same on
 // the significands, scaled back by 2^(ea - eb) where the quotient is an f32 normal (two exact
@@ -435,7 +435,8 @@ Body ulp1_body(const Capabilities& caps, const std::string& name, const std::str
 // - bf16 is the upper half of Nx's f32 rounding (truncation), which lies within 2 f32 ulps of y:
 //   y settles where no bf16 value lies within 4 f32 steps of y (ulps halve below a power of 2), as
 //   a normal f32 (subnormal results may be flushed in f32 code). Results that are bf16 values
-//   themselves (saturation at 1 or 0, sin x = x for tiny x) are therefore left.
+//   themselves (saturation at 1 or 0, sin x = x for tiny x) are therefore left: unary_body
+//   settles those of known inputs by gen::math_bf16_fixed_results.
 // The few results left (about 3 in 8192 for f16, 1 in 8192 for bf16 outside those) and operands
 // that are zero or f32 subnormals (which a device may flush inside the f32 code) take the accurate
 // f64 function, rounded as Nx rounds it.

@@ -90,11 +90,11 @@ std::span<const uint32_t> math_ulp1_f32_table(const std::string& name);
 // domain (log(0), sqrt(-1), acosh(0.5), ...), which the f32 fast paths leave to the accurate
 // function. Their kernels run them only where the fast path left a lane unsettled.
 std::string math_special_f32(const std::string& name);
-// GLSL statements that settle bf16 results of unary NAME whose f32 result is a bf16 value
-// (saturation, f(x) = x or 1 near 0), which the bf16 settle test leaves ("" for NAME without).
-std::string math_bf16_fixed_results(const std::string& name);
 // The same for binary NAME (pow, atan2; "" for others) of f32 variables a and b: pow's x^+-0,
 // +0^y and negative x to a non-integer y; atan2's NaN, zero and infinite operands.
 std::string math_special_f32(const std::string& name, const std::string& a, const std::string& b);
+// GLSL statements that settle bf16 results of unary NAME whose f32 result is a bf16 value
+// (saturation, f(x) = x or 1 near 0), which the bf16 settle test leaves ("" for NAME without).
+std::string math_bf16_fixed_results(const std::string& name);
 
 }  // namespace nxvk::gen
