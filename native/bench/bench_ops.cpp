@@ -233,6 +233,9 @@ int main(int argc, char** argv) {
     for (const auto& [label, t] : {std::pair<const char*, Input*>{"f16", &a16}, {"bf16", &abf16}})
       for (UnaryOp op : {UnaryOp::exp, UnaryOp::sigmoid, UnaryOp::tanh, UnaryOp::erf})
         run(std::string(op_name(op)) + " " + label, b4, [&, op, t] { (void)unary(op, (*t)(), (*t)().type); });
+    Input pos16([&] { return as_type(pos(), DType::F16); }), posbf16([&] { return as_type(pos(), DType::BF16); });
+    run("sqrt f16 (0, 4]", b4, [&] { (void)unary(UnaryOp::sqrt, pos16(), DType::F16); });
+    run("sqrt bf16 (0, 4]", b4, [&] { (void)unary(UnaryOp::sqrt, posbf16(), DType::BF16); });
     // f16 moves and conversions without math: what the conversions alone cost.
     run("negate f16", b4, [&] { (void)unary(UnaryOp::negate, a16(), DType::F16); });
     run("as_type f32 to f16", 1.5 * b4, [&] { (void)as_type(a, DType::F16); });

@@ -15,7 +15,7 @@ import time
 # The ops of nxvk_bench_ops, once for both peers: (name, bytes moved in units of one tensor, op,
 # operands). Operands: a, b random in [-2, 2); rv a [C] and cv an [R, 1] vector; pos in
 # [2^-20, 4), the domain of log; unit in [-0.99, 0.99); ge1 in [1, 5). A peer without the op
-# (PyTorch has no cbrt) skips it. a16, b16, abf16, bbf16: a and b converted to f16 and bf16 (half the
+# (PyTorch has no cbrt) skips it. a16, b16, abf16, bbf16, pos16, posbf16: a, b and pos converted to f16 and bf16 (half the
 # bytes of an f32 tensor: units of one f32 tensor).
 CASES = [
     ("copy", 2, "copy", "a"),
@@ -54,6 +54,8 @@ CASES = [
     ("sigmoid bf16", 1, "sigmoid", "abf16"),
     ("tanh bf16", 1, "tanh", "abf16"),
     ("erf bf16", 1, "erf", "abf16"),
+    ("sqrt f16 (0, 4]", 1, "sqrt", "pos16"),
+    ("sqrt bf16 (0, 4]", 1, "sqrt", "posbf16"),
     ("negate f16", 1, "negate", "a16"),
     ("as_type f32 to f16", 1.5, "to_f16", "a"),
     ("as_type f16 to f32", 1.5, "to_f32", "a16"),
@@ -103,7 +105,7 @@ def bench_torch(n, cols, reps, iters, only):
         "ge1": torch.rand(rows, cols, device="cuda", generator=g) * 4 + 1,
     }
     tensors.update(a16=tensors["a"].half(), b16=tensors["b"].half(), abf16=tensors["a"].bfloat16(),
-                   bbf16=tensors["b"].bfloat16())
+                   bbf16=tensors["b"].bfloat16(), pos16=tensors["pos"].half(), posbf16=tensors["pos"].bfloat16())
     out = torch.empty_like(tensors["a"])
     ops = {"copy": out.copy_, "negate": torch.neg, "abs": torch.abs, "exp": torch.exp, "sigmoid": torch.sigmoid,
            "tanh": torch.tanh, "expm1": torch.expm1, "log": torch.log, "log1p": torch.log1p, "sqrt": torch.sqrt,
@@ -143,7 +145,8 @@ def bench_jax(n, cols, reps, iters, only):
     }
     tensors.update(a16=tensors["a"].astype(jnp.float16), b16=tensors["b"].astype(jnp.float16),
                    abf16=tensors["a"].astype(jnp.bfloat16),
-                   bbf16=tensors["b"].astype(jnp.bfloat16))
+                   bbf16=tensors["b"].astype(jnp.bfloat16), pos16=tensors["pos"].astype(jnp.float16),
+                   posbf16=tensors["pos"].astype(jnp.bfloat16))
     plain = {"copy": lambda x: x + 0.0, "negate": jnp.negative, "abs": jnp.abs, "exp": jnp.exp,
              "sigmoid": jax.nn.sigmoid, "tanh": jnp.tanh, "expm1": jnp.expm1, "log": jnp.log, "log1p": jnp.log1p,
              "sqrt": jnp.sqrt, "sin": jnp.sin, "cos": jnp.cos, "tan": jnp.tan, "sinh": jnp.sinh,

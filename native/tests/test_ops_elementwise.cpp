@@ -348,17 +348,23 @@ TEST_F(OpsElementwise, HalfArithmeticRoundsOnce) {
   }
 }
 
+// Every 16-bit pattern once, in order: each f16 or bf16 value (and NaN payloads).
+ref::Bytes every_16_bit_value() {
+  ref::Bytes every(2 * 65536);
+  for (uint32_t h = 0; h < 65536; ++h) std::memcpy(&every[2 * h], &h, 2);
+  return every;
+}
+
 // f16 and bf16 quotients (the device's division where no f16 halfway point or bf16 value is near,
 // the correctly rounded f32 quotient elsewhere): every dividend of the type over divisors of every
 // kind, and an s8 divisor; about 1 in 800 f16 quotients lies near a halfway point (and a device's
 // division may be 2.5 ulps off there), so each divisor sends some 80 of them to the second path.
-// NX_VULKAN_TEST_DIVISION_ERROR=1 runs it again with each quotient moved by up to 2 f32 steps, as
+// NX_VULKAN_TEST_BUILTIN_ERROR=1 runs it again with each quotient moved by up to 2 f32 steps, as
 // far off as Vulkan lets a device's division be.
 TEST_F(OpsElementwise, NarrowDivideEveryDividend) {
-  ref::Bytes every(2 * 65536);
-  for (uint32_t h = 0; h < 65536; ++h) std::memcpy(&every[2 * h], &h, 2);
+  const ref::Bytes every = every_16_bit_value();
   for (const char* error : {"0", "1"}) {
-    ScopedEnv off("NX_VULKAN_TEST_DIVISION_ERROR", error);
+    ScopedEnv off("NX_VULKAN_TEST_BUILTIN_ERROR", error);
     for (DType t : {DType::F16, DType::BF16}) {
       Tensor a = upload(device(), t, {65536}, every);
       // f16: 3, 7, 0.1, 1.7, 1000, -0.0011, 5 2^-24 (subnormal), 65504, 0, -0, inf, NaN; bf16: 3, 7,
@@ -380,6 +386,23 @@ TEST_F(OpsElementwise, NarrowDivideEveryDividend) {
       Tensor y = binary(BinaryOp::divide, a, upload(device(), DType::S8, {}, s8), t, {65536});
       EXPECT_EQ(compare_bytes(t, to_binary(y), ref::binary(BinaryOp::divide, t, every, {65536}, DType::S8, s8, {}, t, {65536})), "")
           << type_name(t);
+    }
+  }
+}
+
+// f16 and bf16 square roots (the device's sqrt where no f16 halfway point or bf16 value is near,
+// or the root is exact; the accurate f64 sqrt elsewhere): every f16 and every bf16 input, once as
+// the device computes it and once with each root moved by up to 4 f32 steps
+// (NX_VULKAN_TEST_BUILTIN_ERROR=1), as far off as Vulkan lets a device's sqrt be.
+TEST_F(OpsElementwise, NarrowSqrtEveryInput) {
+  const ref::Bytes every = every_16_bit_value();
+  for (const char* error : {"0", "1"}) {
+    ScopedEnv off("NX_VULKAN_TEST_BUILTIN_ERROR", error);
+    for (DType t : {DType::F16, DType::BF16}) {
+      poison_next(device(), 2 * 65536);
+      Tensor y = unary(UnaryOp::sqrt, upload(device(), t, {65536}, every), t);
+      EXPECT_EQ(compare_bytes(t, to_binary(y), ref::unary(UnaryOp::sqrt, t, every, t)), "")
+          << type_name(t) << " moved " << error;
     }
   }
 }

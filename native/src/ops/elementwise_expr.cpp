@@ -142,7 +142,7 @@ $T nx_fmod_$S($T x, $T y) {
 
 // f32 division correctly rounded, in f32 arithmetic (Vulkan lets a / b be 2.5 ulp off; going
 // through f64 costs an f64 division and a double-length residual on every element).
-constexpr const char* kDivideF32 = R"GLSL(
+constexpr const char* kDivideResidualF32 = R"GLSL(
 // a - q b exactly for q within an ulp of a / b (Dekker's product: no fused multiply-add assumed;
 // a - p is exact by Sterbenz's lemma). Further off, it is the residual rounded once.
 float nx_div_residual(float a, float b, float q) {
@@ -153,6 +153,16 @@ float nx_div_residual(float a, float b, float q) {
   precise float r = (a - p) - e;
   return r;
 }
+// Whether q is a / b exactly, where the residual is exact (nx_div_rn_f32's ranges, kDivideF32): a
+// bf16 quotient or root that is a bf16 value (1, 2, 0.5, ...) sits on a truncation boundary.
+bool nx_div_exact_f32(float a, float b, float q) {
+  uint ea = (floatBitsToUint(a) >> 23) & 0xffu, eb = (floatBitsToUint(b) >> 23) & 0xffu;
+  uint eq = (floatBitsToUint(q) >> 23) & 0xffu;
+  return ea - 49u < 192u && eb - 27u < 214u && eq - 47u < 192u && nx_div_residual(a, b, q) == 0.0;
+}
+)GLSL";
+// f32 division, correctly rounded (after kDivideResidualF32).
+constexpr const char* kDivideF32 = R"GLSL(
 // q = a / b rounded to nearest, for |a| in [2^-78, 2^114), |b| in [2^-100, 2^114) and a first
 // quotient in [2^-80, 2^112) (and for a zero a): there every partial product above, and every
 // correction that matters, is zero or an f32 normal (devices may flush subnormals) and nothing
@@ -188,13 +198,6 @@ bool nx_div_rn_f32(float a, float b, out float q) {
   if (abs(r) > h) bits = away ? bits + 1u : bits - 1u;
   q = uintBitsToFloat(bits);
   return true;
-}
-// Whether q is a / b exactly, where the residual is exact (nx_div_rn_f32's ranges): a bf16
-// quotient that is a bf16 value (1, 2, 0.5, ...) sits on a truncation boundary, and is settled so.
-bool nx_div_exact_f32(float a, float b, float q) {
-  uint ea = (floatBitsToUint(a) >> 23) & 0xffu, eb = (floatBitsToUint(b) >> 23) & 0xffu;
-  uint eq = (floatBitsToUint(q) >> 23) & 0xffu;
-  return ea - 49u < 192u && eb - 27u < 214u && eq - 47u < 192u && nx_div_residual(a, b, q) == 0.0;
 }
 // a / b on a device without f64: nx_div_rn_f32, else (operands outside its range) the same on
 // the significands, scaled back by 2^(ea - eb) where the quotient is an f32 normal (two exact
@@ -476,6 +479,21 @@ Body narrow_ulp1_body(const Capabilities& caps, const std::string& name, DType o
   return body;
 }
 
+// A built-in f32 operation whose error Vulkan bounds but does not make zero (division, sqrt),
+// for the f16 and bf16 bodies that settle their results around it. NX_VULKAN_TEST_BUILTIN_ERROR=1
+// (tests only) moves its result by -steps..steps f32 steps, by element index: as far off as
+// Vulkan lets it be, on a device where it is correctly rounded (lavapipe), so that the tests see
+// the settle margins hold.
+std::string builtin_f32(Body& body, const std::string& expr, int steps) {
+  const char* test_error = std::getenv("NX_VULKAN_TEST_BUILTIN_ERROR");
+  if (!test_error || std::string_view(test_error) != "1") return expr;
+  const std::string off = "nx_test_steps_off";
+  if (body.functions.find(off) == std::string::npos)
+    body.functions += "float " + off + "(float q, int k) { uint a = floatBitsToUint(q) & 0x7fffffffu; "
+                      "return a >= 16u && a < 0x7f7ffff0u ? uintBitsToFloat(uint(int(floatBitsToUint(q)) + k)) : q; }\n";
+  return off + "(" + expr + ", int(i % " + std::to_string(2 * steps + 1) + "u) - " + std::to_string(steps) + ")";
+}
+
 }  // namespace
 
 std::string helpers(const Capabilities& caps) {
@@ -568,22 +586,14 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
     // truncated); the rest (about 1 in 800 f16 results, 1 in 5000 bf16 ones, and subnormal bf16
     // results) and divisors out of that range by the correctly rounded f32 quotient below (f16
     // rounding it again is innocuous: f32_arith_rounds_once).
-    // NX_VULKAN_TEST_DIVISION_ERROR=1 (tests only) moves the quotient by -2..2 f32 steps, by
-    // element index: as far off as Vulkan lets a division be, on a device whose division is
-    // correctly rounded (lavapipe), so that the tests see the settle tests hold.
-    const char* test_error = std::getenv("NX_VULKAN_TEST_DIVISION_ERROR");
-    const bool off = test_error && std::string_view(test_error) == "1";
     const std::string fa = to_f32(caps, ta, "a"), fb = to_f32(caps, tb, "b");
     const std::string settles = out == DType::F16 ? "nx_f16_settles_within(v, 5u)" : "nx_bf16_settles_within(v, 6u)";
-    Body body{"float fa = " + fa + "; float fb = " + fb + "; precise float v = fa / fb; " +
-                  (off ? "v = nx_test_steps_off(v, int(i % 5u) - 2); " : "") + "bool slow = !(nx_divisor_in_range_f32(fb) && " +
-                  settles + ");" + (out == DType::BF16 ? " if (slow) slow = !nx_div_exact_f32(fa, fb, v);" : ""),
-              "float"};
+    Body body{"", "float"};
+    body.functions = std::string(kDivideResidualF32) + kDivideF32 + kNarrowSettles;
+    body.statements = "float fa = " + fa + "; float fb = " + fb + "; precise float v = " + builtin_f32(body, "fa / fb", 2) +
+                      "; bool slow = !(nx_divisor_in_range_f32(fb) && " + settles + ");" +
+                      (out == DType::BF16 ? " if (slow) slow = !nx_div_exact_f32(fa, fb, v);" : "");
     body.slow = "if (!nx_div_rn_f32(fa, fb, v)) v = nx_double_to_float(nx_qdiv_f64(nx_f32_to_f64(fa), nx_f32_to_f64(fb)));";
-    body.functions = std::string(kDivideF32) + kNarrowSettles;
-    if (off)
-      body.functions += "float nx_test_steps_off(float q, int k) { uint a = floatBitsToUint(q) & 0x7fffffffu; "
-                        "return a >= 2u && a < 0x7f7ffffeu ? uintBitsToFloat(uint(int(floatBitsToUint(q)) + k)) : q; }\n";
     return body;
   }
   if (op == BinaryOp::divide &&
@@ -597,7 +607,7 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
                   (caps.float64 ? "; bool slow = !nx_div_rn_f32(fa, fb, v);" : " = nx_div_f32(fa, fb);"),
               "float"};
     if (caps.float64) body.slow = "v = nx_double_to_float(nx_qdiv_f64(nx_f32_to_f64(fa), nx_f32_to_f64(fb)));";
-    body.functions = kDivideF32;
+    body.functions = std::string(kDivideResidualF32) + kDivideF32;
     return body;
   }
   // NX_VULKAN_F32_MATH is read (and checked) for the f32 math functions, atan2 and pow.
@@ -681,7 +691,7 @@ Body binary_body(const Capabilities& caps, BinaryOp op, DType ta, DType tb, DTyp
       default: bad(name, std::string("integer-only op given float output type ") + type_name(out));
     }
     Body body{pre + "precise " + ft + " v = " + e + ";", ft, op == BinaryOp::pow || op == BinaryOp::atan2};
-    if (op == BinaryOp::divide && !caps.float64) body.functions = kDivideF32;
+    if (op == BinaryOp::divide && !caps.float64) body.functions = std::string(kDivideResidualF32) + kDivideF32;
     return body;
   }
   if (any_float)
@@ -780,6 +790,21 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
                                    "nx_" + name + "(" + to_compute(caps, t, "a") + ")");
       body.statements += " " + special;
       if (out == DType::BF16) body.statements += " " + gen::math_bf16_fixed_results(name);
+      return body;
+    }
+    if (caps.float64 && op == UnaryOp::sqrt && (out == DType::F16 || out == DType::BF16) && held_in_f32(t)) {
+      // f16 and bf16 square roots from the device's f32 sqrt (Vulkan: inherited from 1 /
+      // inversesqrt, under 5 ulps), settled as the divide's: no f16 halfway point, or bf16 value,
+      // within 12 f32 steps of it, or an exact bf16 root (a zero residual x - v v: 4, 2.25); the
+      // rest and subnormal inputs by the accurate f64 sqrt, rounded as Nx rounds it.
+      const bool f16 = out == DType::F16;
+      const std::string accurate = "nx_sqrt(" + to_compute(caps, t, "a") + ")";
+      Body body{"", "float"};
+      body.functions = std::string(kDivideResidualF32) + kNarrowSettles;
+      body.statements = "float v = " + builtin_f32(body, "sqrt(a)", 4) + "; bool slow = !(nx_normal_operand_f32(a) && nx_" +
+                        (f16 ? "f16" : "bf16") + "_settles_within(v, 12u));" +
+                        (f16 ? "" : " if (slow && nx_normal_operand_f32(a)) slow = !nx_div_exact_f32(a, v, v);") + " " + special;
+      body.slow = f16 ? "v = nx_half_to_float(nx_double_to_half(" + accurate + "));" : "v = nx_double_to_float(" + accurate + ");";
       return body;
     }
     if (t == DType::F32 && out == DType::F32 && gen::use_math_ff_f32(caps, name)) {
