@@ -5,11 +5,11 @@
 #   math_suite.sh bench BENCH [ONLY]    every math case (or the --only list ONLY), default mode,
 #                                       then fast mode, then peers.py (PyTorch, JAX) where present;
 #                                       BENCH_ARGS (say "--elements 1048576") go to both
-#   math_suite.sh ab BENCH_A BENCH_B ONLY [ROUNDS]
-#                                       two builds of the bench (say a change and its parent)
-#                                       on the --only list ONLY, one process each, alternating,
-#                                       ROUNDS times (default 2): differences between builds
-#                                       against the spread between rounds. The mode is the
+#   math_suite.sh ab BENCH_A BENCH_B [BENCH_C...] ONLY [ROUNDS]
+#                                       two or more builds of the bench (say a change and its
+#                                       parent) on the --only list ONLY, one process each, in
+#                                       turn, ROUNDS times (default 2): differences between
+#                                       builds against the spread between rounds. The mode is the
 #                                       caller's NX_VULKAN_F32_MATH (default exact)
 #   math_suite.sh every-input EXHAUSTIVE [SECONDS [FIRST]]
 #                                       every f32 input of each function's fast path
@@ -79,14 +79,18 @@ case "${1:-}" in
     echo "== done, t=$(elapsed) s"
     ;;
   ab)
-    [ $# -ge 4 ] || { sed -n '2,25p' "$0"; exit 2; }
+    shift
+    builds=()  # the leading arguments that are programs; then ONLY and ROUNDS
+    while [ $# -gt 0 ] && [ -x "$1" ] && [ -f "$1" ]; do builds+=("$1"); shift; done
+    [ ${#builds[@]} -ge 2 ] && [ $# -ge 1 ] || { sed -n '2,25p' "$0"; exit 2; }
+    only=$1
     smi_start
-    "$2" ${BENCH_ARGS:-} --only copy,exp >/dev/null
-    for round in $(seq 1 "${5:-2}"); do
-      for build in "$2" "$3"; do
+    "${builds[0]}" ${BENCH_ARGS:-} --only copy,exp >/dev/null
+    for round in $(seq 1 "${2:-2}"); do
+      for build in "${builds[@]}"; do
         echo "== round $round, $build, NX_VULKAN_F32_MATH=${NX_VULKAN_F32_MATH:-exact}, t=$(elapsed) s"
         mark=$(smi_mark)
-        "$build" ${BENCH_ARGS:-} --only "$4" | grep --line-buffered -E '^\| [a-z]'
+        "$build" ${BENCH_ARGS:-} --only "$only" | grep --line-buffered -E '^\| [a-z]'
         smi_summary "$mark"
       done
     done
