@@ -46,6 +46,13 @@ inline ref::Bytes random_data(DType type, size_t n, std::mt19937& rng, bool mode
 
 inline Tensor upload(Device& d, DType t, const Shape& s, const ref::Bytes& data) { return from_binary(d, t, s, data); }
 
+// Every 16-bit pattern once, in order: each f16 or bf16 value (and NaN payloads).
+inline ref::Bytes every_16_bit_value() {
+  ref::Bytes every(2 * 65536);
+  for (uint32_t h = 0; h < 65536; ++h) std::memcpy(&every[2 * h], &h, 2);
+  return every;
+}
+
 // The next allocation of `bytes` most likely reuses this poisoned buffer (caching allocator), so
 // elements a kernel fails to write show up as 0xdeadbeef rather than as stale results.
 inline void poison_next(Device& d, uint64_t bytes) {

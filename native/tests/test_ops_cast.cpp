@@ -54,8 +54,7 @@ TEST_F(OpsCast, AsTypePastOneDispatch) {
 // significand and exponent (and beyond the range: overflow to inf), and (k + 1/2) 2^-24 and its
 // neighbours for every subnormal k, against the reference's conversions.
 TEST_F(OpsCast, F16ConversionsAtEveryRoundingCase) {
-  ref::Bytes halves(2 * 65536);
-  for (uint32_t h = 0; h < 65536; ++h) std::memcpy(&halves[2 * h], &h, 2);
+  const ref::Bytes halves = every_16_bit_value();
   Tensor in16 = upload(device(), DType::F16, {65536}, halves);
   poison_next(device(), 4 * 65536);  // unwritten elements fail
   Tensor wide = as_type(in16, DType::F32);

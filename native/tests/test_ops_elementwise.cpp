@@ -348,13 +348,6 @@ TEST_F(OpsElementwise, HalfArithmeticRoundsOnce) {
   }
 }
 
-// Every 16-bit pattern once, in order: each f16 or bf16 value (and NaN payloads).
-ref::Bytes every_16_bit_value() {
-  ref::Bytes every(2 * 65536);
-  for (uint32_t h = 0; h < 65536; ++h) std::memcpy(&every[2 * h], &h, 2);
-  return every;
-}
-
 // f16 and bf16 quotients (the device's division where no f16 halfway point or bf16 value is near,
 // the correctly rounded f32 quotient elsewhere): every dividend of the type over divisors of every
 // kind, and an s8 divisor; about 1 in 800 f16 quotients lies near a halfway point (and a device's

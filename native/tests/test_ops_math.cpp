@@ -263,7 +263,7 @@ TEST_F(DeviceTest, MathF64Expm1NearZeroWithinTwoThirdsUlp) {
 
 // f16 and bf16 results (Nx: computed in f64, rounded once to f16; bf16 the f32 value truncated)
 // take the fast f32 functions with their format's settle test (narrow_ulp1_body; sqrt the
-// plain-double fast path, math_fast_f32_glsl's `out`) and the accurate function for the rest:
+// device's sqrt, settled likewise) and the accurate function for the rest:
 // every f16 and every bf16 input through every unary
 // function, and pairs of them through pow and atan2, against the long double reference rounded
 // as Nx rounds (f16 directly: the f32 result rounded again would differ next to f16's halfway

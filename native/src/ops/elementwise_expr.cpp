@@ -461,6 +461,13 @@ bool nx_normal_operand_f32(float x) { return (floatBitsToUint(x) & 0x7f800000u) 
 // Vulkan bounds a division's error (2.5 ulps) for divisors in [2^-126, 2^126] only.
 bool nx_divisor_in_range_f32(float b) { return ((floatBitsToUint(b) >> 23) & 0xffu) - 1u < 252u; }
 )GLSL";
+// The slow statement of an f16 or bf16 body: the accurate f64 value `accurate` rounded as Nx
+// rounds it (to f16 directly: through f32 it would differ next to f16's halfway points; to f32,
+// then truncated by the store, for bf16).
+std::string narrow_rounded(DType out, const std::string& accurate) {
+  return out == DType::F16 ? "v = nx_half_to_float(nx_double_to_half(" + accurate + "));"
+                           : "v = nx_double_to_float(" + accurate + ");";
+}
 Body narrow_ulp1_body(const Capabilities& caps, const std::string& name, DType out,
                       const std::vector<std::string>& operands, uint32_t table_binding,
                       const std::string& accurate) {
@@ -470,9 +477,7 @@ Body narrow_ulp1_body(const Capabilities& caps, const std::string& name, DType o
     normal += "nx_normal_operand_f32(" + x + ") && ";
   }
   const bool f16 = out == DType::F16;
-  Body body = ulp1_body(caps, name, args, table_binding,
-                        f16 ? "v = nx_half_to_float(nx_double_to_half(" + accurate + "));"
-                            : "v = nx_double_to_float(" + accurate + ");");
+  Body body = ulp1_body(caps, name, args, table_binding, narrow_rounded(out, accurate));
   body.statements = "float v; bool slow = !(" + normal + "nx_" + name + "_ulp1_f32(" + args + ", v) && nx_" +
                     (f16 ? "f16" : "bf16") + "_settles(v));";
   body.functions += kNarrowSettles;
@@ -804,7 +809,7 @@ Body unary_body(const Capabilities& caps, UnaryOp op, DType t, DType out) {
       body.statements = "float v = " + builtin_f32(body, "sqrt(a)", 4) + "; bool slow = !(nx_normal_operand_f32(a) && nx_" +
                         (f16 ? "f16" : "bf16") + "_settles_within(v, 12u));" +
                         (f16 ? "" : " if (slow && nx_normal_operand_f32(a)) slow = !nx_div_exact_f32(a, v, v);") + " " + special;
-      body.slow = f16 ? "v = nx_half_to_float(nx_double_to_half(" + accurate + "));" : "v = nx_double_to_float(" + accurate + ");";
+      body.slow = narrow_rounded(out, accurate);
       return body;
     }
     if (t == DType::F32 && out == DType::F32 && gen::use_math_ff_f32(caps, name)) {
